@@ -1,0 +1,151 @@
+/// A function that takes an action into the store (or into the rest of a middleware chain).
+public typealias DispatchFunction<Action> = @Sendable (Action) -> Void
+
+/// Holds one state value and changes it, one action at a time, with a pure reducer behind a middleware chain.
+///
+/// ```swift
+/// let store = Store<AppState, AppAction>(
+///     initialState: AppState(),
+///     reducer: appReducer,
+///     middleware: [Middlewares.logging()]
+/// )
+/// let subscription = store.subscribe(to: \.orders.count) { count in print("orders:", count) }
+/// store.dispatch(.orders(.place(id: 1)))
+/// ```
+///
+/// ## The dispatch contract
+///
+/// 1. **Synchronous, run to completion.** `dispatch(_:)` returns after the action went through the middleware,
+///    the reducer and the subscribers, together with every action that this work dispatched synchronously.
+/// 2. **Re-entrant dispatch is queued.** An action dispatched while the same thread is already dispatching on
+///    this store (from a middleware, a side effect, a subscriber) is appended to a FIFO queue and processed
+///    after the current action completes, before the outermost `dispatch` returns: no recursion, no lost update.
+/// 3. **Thread-safe.** `dispatch`, `state` and `subscribe` may be called from any thread at any time.
+///    Dispatches from different threads are serialized; reading `state` waits for at most one reducer call.
+///    A `dispatch` may wait for another thread's whole dispatch, so blocking inside a middleware or subscriber
+///    on a thread that is itself waiting to dispatch to this store (say, `DispatchQueue.main.sync` from a
+///    subscriber while the main thread dispatches) deadlocks.
+/// 4. **Reducers are pure.** The reducer always starts from the state as it is at that moment. It may not call
+///    the store; in a debug build doing so stops the program with a message, in a release build it deadlocks.
+/// 5. **Middleware order.** In `middleware: [a, b, c]`, `a` sees an action first and `c`'s `next` reduces it.
+/// 6. **Subscribers** are notified after each reduced action, in subscription order, on the dispatching thread,
+///    outside the lock. Subscribing or cancelling during a notification takes effect from the next action.
+/// 7. **No retain cycles.** Releasing the last reference to a store frees it and its middleware and cancels its
+///    scheduled work; later calls through a ``MiddlewareAPI`` of that store do nothing.
+/// 8. **Large states stay cheap.** The state is moved into the reducer and back, never copied per action.
+///
+/// Keep a strong reference to the store for as long as it should work: a subscriber or middleware that
+/// captures the store strongly creates a cycle (capture the ``MiddlewareAPI`` instead, or the store weakly).
+public final class Store<State: Sendable, Action: Sendable>: Sendable {
+    @usableFromInline
+    let core: StoreCore<State, Action>
+    /// The head of the middleware chain; `nil` when there is no middleware, so dispatch calls the reducer.
+    @usableFromInline
+    let chain: DispatchFunction<Action>?
+
+    /// Creates a store.
+    ///
+    /// - Parameters:
+    ///   - initialState: The state before the first action.
+    ///   - reducer: Produces each next state.
+    ///   - middleware: The chain each action passes through before it reaches the reducer; the first element
+    ///     sees the action first. Each middleware is installed now, once for this store; an action that one
+    ///     dispatches while it is being installed is processed right after the whole chain is installed.
+    public init(
+        initialState: State,
+        reducer: Reducer<State, Action>,
+        middleware: [Middleware<State, Action>] = []
+    ) {
+        let core = StoreCore(initialState: initialState, reduce: reducer.reduce)
+        self.core = core
+        if middleware.isEmpty {
+            chain = nil
+        } else {
+            chain = core.installChain {
+                let api = MiddlewareAPI(core: core)
+                var next: DispatchFunction<Action> = { action in core.reduceFromChain(action) }
+                for middleware in middleware.reversed() {
+                    next = middleware.body(api)(next)
+                }
+                return next
+            }
+        }
+    }
+
+    deinit {
+        core.storeDidGoAway()
+    }
+
+    /// The current state.
+    ///
+    /// Safe from any thread; waits for at most one reducer call. Not to be called from inside the reducer.
+    @inlinable
+    public var state: State {
+        core.state
+    }
+
+    /// Sends an action through the middleware to the reducer, then notifies the subscribers.
+    ///
+    /// Returns when the action, and every action that its processing dispatched on this thread, has been
+    /// reduced and its subscribers notified. Called from inside such processing (a middleware, a side effect,
+    /// a subscriber), it queues the action and returns at once. Safe from any thread.
+    @inlinable
+    public func dispatch(_ action: Action) {
+        core.dispatch(action, through: chain)
+    }
+
+    /// Calls `observer` with the new state after every action.
+    ///
+    /// Observers are called in subscription order on the dispatching thread, after the reducer ran and outside
+    /// the store's lock; they may dispatch (the action is queued) and subscribe or cancel (effective from the next
+    /// action). A new observer is first called for the next action, not with the current state.
+    ///
+    /// - Parameter observer: Receives each new state.
+    /// - Returns: The subscription; notifications stop when it is cancelled or released.
+    public func subscribe(_ observer: @escaping @Sendable (State) -> Void) -> Subscription {
+        let id = core.subscribe { _ in observer }
+        return Subscription(core: core, id: id)
+    }
+
+    /// Calls `observer` with the value at `keyPath` after each action that changed it.
+    ///
+    /// The value is compared with the one that the previous notification saw (at first, the value when you
+    /// subscribe), so repeats are skipped.
+    ///
+    /// ```swift
+    /// let subscription = store.subscribe(to: \.orders.pending) { pending in print("pending:", pending) }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - keyPath: The value to observe.
+    ///   - observer: Receives each changed value.
+    /// - Returns: The subscription; notifications stop when it is cancelled or released.
+    public func subscribe<Value: Equatable & Sendable>(
+        to keyPath: any KeyPath<State, Value> & Sendable,
+        _ observer: @escaping @Sendable (Value) -> Void
+    ) -> Subscription {
+        let id = core.subscribe { state in
+            let last = LastValue(state[keyPath: keyPath])
+            return { state in
+                let value = state[keyPath: keyPath]
+                if value != last.value {
+                    last.value = value
+                    observer(value)
+                }
+            }
+        }
+        return Subscription(core: core, id: id)
+    }
+}
+
+/// The value a `subscribe(to:)` observer saw last.
+///
+/// `@unchecked Sendable`: read and written only by notifications, which the store runs one at a time (each
+/// on the thread that owns the dispatch pipeline, which is handed over under the store's lock).
+private final class LastValue<Value>: @unchecked Sendable {
+    var value: Value
+
+    init(_ value: Value) {
+        self.value = value
+    }
+}

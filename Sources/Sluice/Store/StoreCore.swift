@@ -1,0 +1,346 @@
+/// The dispatch engine behind a ``Store``: its state, its subscribers and the serialization of dispatches.
+///
+/// ## How one lock serializes dispatches
+///
+/// One `pthread_mutex_t` guards everything here. A dispatch *owns the pipeline* while the middleware, the
+/// reducer and the subscribers run for its action and for every action that this work dispatched in turn
+/// (`isDispatching`, `owner`). The mutex itself is held only for short critical sections: around the reducer
+/// call and the bookkeeping, never while middleware or subscribers run, so `state` never waits for longer than
+/// one reducer call.
+///
+/// - A dispatch on the thread that owns the pipeline (from a middleware, a side effect, a subscriber) appends
+///   its action to `queue` and returns; the owner processes the queue, in order, before its outermost dispatch
+///   returns. Re-entrancy is detected by thread identity, not with a `TaskLocal`, which a `Task` started in a
+///   middleware would inherit.
+/// - A dispatch from another thread waits on the condition variable until the pipeline is free.
+/// - With no middleware and no subscribers, a dispatch is one lock, one reducer call and one unlock.
+///
+/// ## Lifetime
+///
+/// The core is owned by its ``Store`` and referenced by every ``MiddlewareAPI`` and by the innermost `next`
+/// of the middleware chain, which the core references in turn (`entry`). That cycle is broken on purpose by
+/// ``storeDidGoAway()``, which the store calls from `deinit`: from then on the core is *dead*, every dispatch
+/// through it does nothing, and `state` keeps returning the last state.
+///
+/// `@unchecked Sendable`: every mutable property is read and written with `lock` held, except `statePointer`'s
+/// pointee, which is written only with `lock` held and read either with `lock` held or by the pipeline owner,
+/// the only thread that writes it.
+@usableFromInline
+final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
+    @usableFromInline
+    let lock = Lock()
+    /// The state lives in its own allocation so that the reducer can change it in place.
+    @usableFromInline
+    let statePointer: UnsafeMutablePointer<State>
+    @usableFromInline
+    let reduce: @Sendable (inout State, Action) -> Void
+
+    // Guarded by `lock`.
+    @usableFromInline
+    var subscribers: ContiguousArray<Subscriber> = []
+    @usableFromInline
+    var isDispatching = false
+    @usableFromInline
+    var owner = ThreadID.none
+    @usableFromInline
+    var queue = ActionQueue<Action>()
+    @usableFromInline
+    var waiters = 0
+    @usableFromInline
+    var isAlive = true
+    /// The head of the middleware chain, for dispatches through a ``MiddlewareAPI``; `nil` without middleware.
+    @usableFromInline
+    var entry: DispatchFunction<Action>?
+    var nextSubscriberID: UInt64 = 0
+    var teardownHandlers: [@Sendable () -> Void] = []
+
+    @usableFromInline
+    struct Subscriber: Sendable {
+        @usableFromInline
+        let id: UInt64
+        @usableFromInline
+        let notify: @Sendable (State) -> Void
+    }
+
+    init(initialState: consuming State, reduce: @escaping @Sendable (inout State, Action) -> Void) {
+        statePointer = .allocate(capacity: 1)
+        statePointer.initialize(to: initialState)
+        self.reduce = reduce
+    }
+
+    deinit {
+        statePointer.deinitialize(count: 1)
+        statePointer.deallocate()
+    }
+
+    // MARK: Dispatch
+
+    /// Dispatches `action` from outside: through `chain`, or straight to the reducer when `chain` is `nil`.
+    @inlinable
+    func dispatch(_ action: Action, through chain: DispatchFunction<Action>?) {
+        lock.lock()
+        if _slowPath(isDispatching) {
+            if owner == ThreadID.current {
+                // Rule 2: a dispatch from inside this thread's dispatch is queued, never run recursively.
+                queue.append(action)
+                lock.unlock()
+                return
+            }
+            waitForPipeline()
+        }
+        guard _fastPath(isAlive) else {
+            lock.unlock()
+            return
+        }
+        guard let chain else {
+            reduce(&statePointer.pointee, action)
+            if _fastPath(subscribers.isEmpty) {
+                lock.unlock()
+                return
+            }
+            isDispatching = true
+            owner = ThreadID.current
+            let subscribers = self.subscribers
+            let state = statePointer.pointee
+            lock.unlock()
+            notify(subscribers, of: state)
+            drainQueue(through: nil)
+            return
+        }
+        isDispatching = true
+        owner = ThreadID.current
+        lock.unlock()
+        chain(action)
+        drainQueue(through: chain)
+    }
+
+    /// Waits, with `lock` held, until no thread owns the pipeline.
+    @usableFromInline
+    func waitForPipeline() {
+        while isDispatching {
+            waiters += 1
+            lock.wait()
+            waiters -= 1
+        }
+    }
+
+    /// Processes the actions queued by re-entrant dispatches, then gives up the pipeline.
+    ///
+    /// Called by the pipeline owner without `lock` held.
+    @inlinable
+    func drainQueue(through chain: DispatchFunction<Action>?) {
+        lock.lock()
+        while true {
+            if _slowPath(!queue.isEmpty) {
+                guard isAlive else {
+                    queue.removeAll()
+                    continue
+                }
+                let next = queue.removeFirst()
+                if let chain {
+                    lock.unlock()
+                    chain(next)
+                    lock.lock()
+                } else {
+                    reduceAndNotifyLocked(next)
+                    lock.lock()
+                }
+                continue
+            }
+            queue.resetIfEmpty()
+            isDispatching = false
+            owner = .none
+            if waiters > 0 {
+                lock.signal()
+            }
+            lock.unlock()
+            return
+        }
+    }
+
+    /// Reduces `action` and notifies the subscribers; called with `lock` held, returns without it.
+    @inlinable
+    func reduceAndNotifyLocked(_ action: Action) {
+        reduce(&statePointer.pointee, action)
+        if subscribers.isEmpty {
+            lock.unlock()
+            return
+        }
+        let subscribers = self.subscribers
+        let state = statePointer.pointee
+        lock.unlock()
+        notify(subscribers, of: state)
+    }
+
+    @inlinable
+    func notify(_ subscribers: ContiguousArray<Subscriber>, of state: State) {
+        for subscriber in subscribers {
+            subscriber.notify(state)
+        }
+    }
+
+    /// The innermost `next` of the middleware chain: reduces `action` and notifies the subscribers.
+    ///
+    /// A middleware may call `next` later or from another thread; such a call is serialized like a dispatch
+    /// (rule 5), and does nothing once the store is gone.
+    @inlinable
+    func reduceFromChain(_ action: Action) {
+        lock.lock()
+        guard _fastPath(isAlive) else {
+            lock.unlock()
+            return
+        }
+        if _fastPath(isDispatching && owner == ThreadID.current) {
+            reduceAndNotifyLocked(action)
+            return
+        }
+        reduceFromOutside(action)
+    }
+
+    /// `next` called outside of a dispatch of this thread: take the pipeline like a dispatch does.
+    @usableFromInline
+    func reduceFromOutside(_ action: Action) {
+        waitForPipeline()
+        guard isAlive else {
+            lock.unlock()
+            return
+        }
+        isDispatching = true
+        owner = ThreadID.current
+        let chain = entry
+        reduceAndNotifyLocked(action)
+        drainQueue(through: chain)
+    }
+
+    /// Dispatches through the whole chain on behalf of a ``MiddlewareAPI`` (or an effect).
+    @usableFromInline
+    func dispatchFromAPI(_ action: Action) {
+        lock.lock()
+        let chain = entry
+        lock.unlock()
+        dispatch(action, through: chain)
+    }
+
+    // MARK: State and subscribers
+
+    /// The current state, read with the lock held (rule 3: never longer than one reducer call).
+    @inlinable
+    var state: State {
+        lock.lock()
+        defer { lock.unlock() }
+        return statePointer.pointee
+    }
+
+    /// Whether the store that owns this core still exists.
+    var alive: Bool {
+        lock.withLock { isAlive }
+    }
+
+    /// Adds a subscriber; `makeObserver` runs with the lock held and receives the current state, so that a
+    /// subscriber that compares values starts from exactly the state that the next notification follows.
+    func subscribe(_ makeObserver: (borrowing State) -> @Sendable (State) -> Void) -> UInt64 {
+        lock.lock()
+        defer { lock.unlock() }
+        nextSubscriberID &+= 1
+        let id = nextSubscriberID
+        guard isAlive else { return id }
+        subscribers.append(Subscriber(id: id, notify: makeObserver(statePointer.pointee)))
+        return id
+    }
+
+    func unsubscribe(_ id: UInt64) {
+        // Release the observer outside the lock: its captures may run code in their deinit.
+        let removed: Subscriber? = lock.withLock {
+            guard let index = subscribers.firstIndex(where: { $0.id == id }) else { return nil }
+            return subscribers.remove(at: index)
+        }
+        _ = removed
+    }
+
+    // MARK: Lifetime
+
+    /// Installs the middleware chain: `build` runs as if it were a dispatch of this thread, so that actions
+    /// that a middleware dispatches while it is being installed are queued and processed afterwards.
+    func installChain(_ build: () -> DispatchFunction<Action>) -> DispatchFunction<Action> {
+        lock.withLock {
+            isDispatching = true
+            owner = ThreadID.current
+        }
+        let chain = build()
+        lock.withLock { entry = chain }
+        drainQueue(through: chain)
+        return chain
+    }
+
+    /// Registers work to run when the store goes away (cancelling timers and tasks of modifiers).
+    ///
+    /// If the store is already gone, `handler` runs at once.
+    package func onTeardown(_ handler: @escaping @Sendable () -> Void) {
+        let runNow: Bool = lock.withLock {
+            guard isAlive else { return true }
+            teardownHandlers.append(handler)
+            return false
+        }
+        if runNow { handler() }
+    }
+
+    /// Called by the store's `deinit`: marks the core dead and releases the middleware and the subscribers.
+    func storeDidGoAway() {
+        let (chain, subscribers, handlers) = lock.withLock {
+            isAlive = false
+            defer {
+                entry = nil
+                self.subscribers = []
+                teardownHandlers = []
+            }
+            return (entry, self.subscribers, teardownHandlers)
+        }
+        for handler in handlers {
+            handler()
+        }
+        // Released here, outside the lock.
+        _ = (chain, subscribers)
+    }
+}
+
+/// A FIFO of actions that keeps its storage between dispatches, so that steady-state dispatch does not allocate.
+@usableFromInline
+struct ActionQueue<Action> {
+    @usableFromInline
+    var items: [Action] = []
+    @usableFromInline
+    var head = 0
+
+    @inlinable
+    init() {}
+
+    @inlinable
+    var isEmpty: Bool { head == items.count }
+
+    @inlinable
+    mutating func append(_ action: Action) {
+        items.append(action)
+    }
+
+    /// Removes and returns the oldest action; the queue must not be empty.
+    @inlinable
+    mutating func removeFirst() -> Action {
+        defer { head += 1 }
+        return items[head]
+    }
+
+    /// Forgets the processed actions once they are all processed, keeping the capacity.
+    @inlinable
+    mutating func resetIfEmpty() {
+        if head > 0 {
+            items.removeAll(keepingCapacity: true)
+            head = 0
+        }
+    }
+
+    @inlinable
+    mutating func removeAll() {
+        items.removeAll(keepingCapacity: true)
+        head = 0
+    }
+}

@@ -1,0 +1,134 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#elseif canImport(Android)
+import Android
+#endif
+
+/// A mutex and a condition variable over `pthread_mutex_t` / `pthread_cond_t`.
+///
+/// Sluice does not use `Synchronization.Mutex`: on Swift 6.3.1 / Linux it costs about three times as much
+/// per uncontended lock as a `pthread_mutex_t`, and it makes `swift test --sanitize=thread` report false
+/// "Swift access race" warnings. `NSLock` would add Foundation to the dependency graph.
+///
+/// The primitives live in their own heap allocations because a pthread mutex must never move in memory.
+/// In debug builds the mutex is an error-checking one, so that a thread that locks it twice (a reducer that
+/// calls back into its own store) stops with a message instead of hanging forever.
+@usableFromInline
+package final class Lock: @unchecked Sendable {
+    // @unchecked: the pointers are written once in `init` and freed in `deinit`; all access to what they point
+    // to goes through the pthread functions, which are thread-safe by definition.
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let condition: UnsafeMutablePointer<pthread_cond_t>
+
+    /// Creates an unlocked lock.
+    package init() {
+        mutex = .allocate(capacity: 1)
+        condition = .allocate(capacity: 1)
+        var attributes = pthread_mutexattr_t()
+        pthread_mutexattr_init(&attributes)
+        #if DEBUG
+        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK))
+        #endif
+        var error = pthread_mutex_init(mutex, &attributes)
+        precondition(error == 0, "pthread_mutex_init failed: \(error)")
+        pthread_mutexattr_destroy(&attributes)
+        error = pthread_cond_init(condition, nil)
+        precondition(error == 0, "pthread_cond_init failed: \(error)")
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        condition.deallocate()
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    /// Acquires the mutex, waiting for it if another thread holds it.
+    @usableFromInline
+    package func lock() {
+        let error = pthread_mutex_lock(mutex)
+        if _slowPath(error != 0) {
+            Lock.lockFailed(error)
+        }
+    }
+
+    /// Releases the mutex.
+    @usableFromInline
+    package func unlock() {
+        let error = pthread_mutex_unlock(mutex)
+        if _slowPath(error != 0) {
+            preconditionFailure("Sluice: pthread_mutex_unlock failed with \(error)")
+        }
+    }
+
+    /// Atomically releases the mutex and waits for `signal()`; holds the mutex again when it returns.
+    ///
+    /// As with every condition variable, the wait can end spuriously: call it in a loop over the condition.
+    @usableFromInline
+    package func wait() {
+        let error = pthread_cond_wait(condition, mutex)
+        precondition(error == 0, "Sluice: pthread_cond_wait failed with \(error)")
+    }
+
+    /// Wakes one thread in `wait()`.
+    @usableFromInline
+    package func signal() {
+        pthread_cond_signal(condition)
+    }
+
+    /// Wakes every thread in `wait()`.
+    @usableFromInline
+    package func broadcast() {
+        pthread_cond_broadcast(condition)
+    }
+
+    /// Runs `body` with the mutex held.
+    @inlinable
+    package func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        lock()
+        defer { unlock() }
+        return try body()
+    }
+
+    private static func lockFailed(_ error: Int32) -> Never {
+        if error == EDEADLK {
+            preconditionFailure(
+                """
+                Sluice: deadlock: this thread already holds the store's lock. A reducer must be pure: it may not \
+                call its own store (dispatch, state, subscribe) while it runs.
+                """
+            )
+        }
+        preconditionFailure("Sluice: pthread_mutex_lock failed with \(error)")
+    }
+}
+
+/// Identifies the calling thread; compares threads without holding on to them.
+@usableFromInline
+package struct ThreadID: Equatable, Sendable {
+    @usableFromInline
+    let raw: UInt
+
+    @inlinable
+    package init(raw: UInt) {
+        self.raw = raw
+    }
+
+    /// The thread that runs this code.
+    @usableFromInline
+    package static var current: ThreadID {
+        #if canImport(Darwin)
+        ThreadID(raw: UInt(bitPattern: pthread_self()))
+        #else
+        ThreadID(raw: UInt(pthread_self()))
+        #endif
+    }
+
+    /// No thread.
+    @usableFromInline
+    package static let none = ThreadID(raw: 0)
+}

@@ -1,0 +1,87 @@
+import Foundation
+import Sluice
+
+/// A value shared between threads in tests, guarded by Sluice's own lock.
+final class Locked<Value>: @unchecked Sendable {
+    private let lock = Lock()
+    private var value: Value
+
+    init(_ value: Value) {
+        self.value = value
+    }
+
+    func withValue<T>(_ body: (inout Value) -> T) -> T {
+        lock.withLock { body(&value) }
+    }
+
+    var current: Value {
+        withValue { $0 }
+    }
+}
+
+extension Locked where Value: RangeReplaceableCollection {
+    func append(_ element: Value.Element) {
+        withValue { $0.append(element) }
+    }
+}
+
+/// Runs `body` on `count` new threads that start together, and returns when all of them finished.
+func runOnThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    let ready = DispatchGroup()
+    let done = DispatchGroup()
+    let start = DispatchSemaphore(value: 0)
+    for index in 0..<count {
+        ready.enter()
+        done.enter()
+        let thread = Thread {
+            ready.leave()
+            start.wait()
+            body(index)
+            done.leave()
+        }
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+    ready.wait()
+    for _ in 0..<count {
+        start.signal()
+    }
+    done.wait()
+}
+
+/// The state most tests use: a counter and a log of the actions that the reducer saw.
+struct TestState: Sendable, Equatable {
+    var count = 0
+    var log: [String] = []
+}
+
+enum TestAction: Sendable, Equatable {
+    case increment
+    case add(Int)
+    case record(String)
+    case noop
+}
+
+let testReducer = Reducer<TestState, TestAction>(mutating: { state, action in
+    switch action {
+    case .increment: state.count += 1
+    case .add(let amount): state.count += amount
+    case .record(let entry): state.log.append(entry)
+    case .noop: break
+    }
+})
+
+/// A middleware that calls `body` for every action, then passes it on (unless `body` returns `false`).
+func tap(
+    _ body: @escaping @Sendable (TestAction, MiddlewareAPI<TestState, TestAction>) -> Bool
+) -> Middleware<TestState, TestAction> {
+    Middleware { api in
+        { next in
+            { action in
+                if body(action, api) {
+                    next(action)
+                }
+            }
+        }
+    }
+}
