@@ -110,10 +110,10 @@ let appendReducer = Reducer<BigState, Int>(mutating: { state, value in state.ite
             return state
         }
         let store = Store(initialState: BigState(elements: 1_000), reducer: Reducer(reduce))
-        let before = store.state.itemsAddress
         let seen = addresses(store, dispatches: 3) { $0.itemsAddress }
         #expect(store.state.items.suffix(3) == [0, 1, 2])
-        // The same address check as above sees the copy here: the tests above would catch one.
-        #expect(!seen.contains(before))
+        // The same address check as above sees the copies here (a copy is allocated while the original is still
+        // alive, so consecutive copies never share an address): the tests above would catch one.
+        #expect(seen.count > 1)
     }
 }
