@@ -26,7 +26,8 @@ public struct Middleware<State: Sendable, Action: Sendable>: Sendable {
 
     /// Creates a middleware from the classic curried function `api -> next -> action`.
     public init(
-        _ body: @escaping @Sendable (MiddlewareAPI<State, Action>) -> (@escaping DispatchFunction<Action>) ->
+        _ body:
+            @escaping @Sendable (MiddlewareAPI<State, Action>) -> (@escaping DispatchFunction<Action>) ->
             DispatchFunction<Action>
     ) {
         self.body = body
@@ -36,9 +37,10 @@ public struct Middleware<State: Sendable, Action: Sendable>: Sendable {
     ///
     /// `dispatch` re-enters the whole chain; `getState` returns the current state.
     public init(
-        _ body: @escaping @Sendable (
-            _ dispatch: @escaping DispatchFunction<Action>, _ getState: @escaping @Sendable () -> State
-        ) -> (@escaping DispatchFunction<Action>) -> DispatchFunction<Action>
+        _ body:
+            @escaping @Sendable (
+                _ dispatch: @escaping DispatchFunction<Action>, _ getState: @escaping @Sendable () -> State
+            ) -> (@escaping DispatchFunction<Action>) -> DispatchFunction<Action>
     ) {
         self.body = { api in
             body({ action in api.dispatch(action) }, { api.state })

@@ -1,0 +1,54 @@
+import Sluice
+import Testing
+
+/// The README's quick start, verbatim apart from `print` going to a log: if this stops compiling or passing,
+/// the README is wrong.
+@Suite struct ReadmeExampleTests {
+    struct AppState: Sendable {
+        var count = 0
+        var history: [Int] = []
+    }
+
+    enum AppAction: Sendable {
+        case increment
+        case add(Int)
+    }
+
+    @Test func quickStart() {
+        let printed = Locked<[String]>([])
+        @Sendable func print(_ items: Any...) {
+            printed.append(items.map { "\($0)" }.joined(separator: " "))
+        }
+
+        let counter = Reducer<AppState, AppAction>(mutating: { state, action in
+            switch action {
+            case .increment: state.count += 1
+            case .add(let amount): state.count += amount
+            }
+            state.history.append(state.count)
+        })
+
+        let logger = Middleware<AppState, AppAction> { api in
+            { next in
+                { action in
+                    next(action)
+                    print("\(action) -> count \(api.state.count)")
+                }
+            }
+        }
+
+        let store = Store<AppState, AppAction>(initialState: AppState(), reducer: counter, middleware: [logger])
+        let subscription = store.subscribe(to: \.count) { count in print("count is now", count) }
+
+        store.dispatch(.increment)
+        store.dispatch(.add(41))
+        assert(store.state.count == 42)
+        subscription.cancel()
+
+        #expect(store.state.count == 42)
+        #expect(store.state.history == [1, 42])
+        #expect(
+            printed.current == ["count is now 1", "increment -> count 1", "count is now 42", "add(41) -> count 42"]
+        )
+    }
+}
