@@ -79,9 +79,11 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     /// The current state.
     ///
     /// Safe from any thread; waits for at most one reducer call. Not to be called from inside the reducer.
+    /// Observation tracks this read: `withObservationTracking { store.state.count } onChange: { ... }` is told about
+    /// the next action that the store reduces (see <doc:ConsumingState>).
     @inlinable
     public var state: State {
-        core.state
+        core.observedState
     }
 
     /// Sends an action through the middleware to the reducer, then notifies the subscribers.

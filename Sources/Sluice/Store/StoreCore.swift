@@ -52,7 +52,18 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     @usableFromInline
     var entry: DispatchFunction<Action>?
     var nextSubscriberID: UInt64 = 0
-    var teardownHandlers: [@Sendable () -> Void] = []
+    /// Keyed so that a stream that ends can take its handler back; run in key (registration) order.
+    var teardownHandlers: [UInt64: @Sendable () -> Void] = [:]
+    var nextTeardownKey: UInt64 = 0
+    /// Set by a read of ``Store/state`` (which Observation may be tracking), cleared by the next reduced action,
+    /// which then tells `observation` about the change. See `StoreObservation.swift`.
+    @usableFromInline
+    var observedSinceLastChange = false
+    /// The Observation registrar of the store.
+    @usableFromInline
+    let observation = StoreObservation()
+    /// The running effects of the store, cancelled when it goes away.
+    let effects = EffectRegistry()
 
     @usableFromInline
     struct Subscriber: Sendable {
@@ -94,16 +105,13 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         }
         guard let chain else {
             reduce(&statePointer.pointee, action)
-            if _fastPath(subscribers.isEmpty) {
+            if _fastPath(subscribers.isEmpty && !observedSinceLastChange) {
                 lock.unlock()
                 return
             }
             isDispatching = true
             owner = ThreadID.current
-            let subscribers = self.subscribers
-            let state = statePointer.pointee
-            lock.unlock()
-            notify(subscribers, of: state)
+            notifyLocked()
             drainQueue(through: nil)
             return
         }
@@ -162,14 +170,30 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     @inlinable
     func reduceAndNotifyLocked(_ action: Action) {
         reduce(&statePointer.pointee, action)
-        if subscribers.isEmpty {
+        if subscribers.isEmpty && !observedSinceLastChange {
             lock.unlock()
             return
         }
+        notifyLocked()
+    }
+
+    /// Notifies the subscribers, then Observation if `state` was read since the last change, of the action just
+    /// reduced; called by the pipeline owner with `lock` held, returns without it.
+    @inlinable
+    func notifyLocked() {
         let subscribers = self.subscribers
-        let state = statePointer.pointee
-        lock.unlock()
-        notify(subscribers, of: state)
+        let observed = observedSinceLastChange
+        observedSinceLastChange = false
+        if subscribers.isEmpty {
+            lock.unlock()
+        } else {
+            let state = statePointer.pointee
+            lock.unlock()
+            notify(subscribers, of: state)
+        }
+        if observed {
+            observation.stateDidChange()
+        }
     }
 
     @inlinable
@@ -275,13 +299,25 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// Registers work to run when the store goes away (cancelling timers and tasks of modifiers).
     ///
     /// If the store is already gone, `handler` runs at once.
-    package func onTeardown(_ handler: @escaping @Sendable () -> Void) {
-        let runNow: Bool = lock.withLock {
-            guard isAlive else { return true }
-            teardownHandlers.append(handler)
-            return false
+    ///
+    /// - Returns: A key for ``removeTeardown(_:)``, or `nil` if the handler already ran.
+    @discardableResult
+    package func onTeardown(_ handler: @escaping @Sendable () -> Void) -> UInt64? {
+        let key: UInt64? = lock.withLock {
+            guard isAlive else { return nil }
+            nextTeardownKey &+= 1
+            teardownHandlers[nextTeardownKey] = handler
+            return nextTeardownKey
         }
-        if runNow { handler() }
+        if key == nil { handler() }
+        return key
+    }
+
+    /// Forgets a teardown handler that is no longer needed (its stream ended).
+    package func removeTeardown(_ key: UInt64) {
+        // Released outside the lock: its captures may run code in their deinit.
+        let removed = lock.withLock { teardownHandlers.removeValue(forKey: key) }
+        _ = removed
     }
 
     /// Called by the store's `deinit`: marks the core dead and releases the middleware and the subscribers.
@@ -291,13 +327,14 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
             defer {
                 entry = nil
                 self.subscribers = []
-                teardownHandlers = []
+                teardownHandlers = [:]
             }
-            return (entry, self.subscribers, teardownHandlers)
+            return (entry, self.subscribers, teardownHandlers.sorted { $0.key < $1.key }.map(\.value))
         }
         for handler in handlers {
             handler()
         }
+        effects.cancelAll()
         // Released here, outside the lock.
         _ = (chain, subscribers)
     }

@@ -64,6 +64,20 @@ package final class Cancellation: @unchecked Sendable {
         return key
     }
 
+    /// Stops following the parent: the work this cancellation covers has finished.
+    ///
+    /// Without it, a long-lived parent (an effect that starts many short ones) would keep one handler per finished
+    /// child until it is cancelled itself.
+    package func detachFromParent() {
+        let key: UInt64? = lock.withLock {
+            defer { keyInParent = nil }
+            return keyInParent
+        }
+        if let key {
+            parent?.removeHandler(key)
+        }
+    }
+
     /// Forgets a handler that is no longer needed (its timer fired, its task finished).
     package func removeHandler(_ key: UInt64) {
         let removed = lock.withLock { handlers.removeValue(forKey: key) }

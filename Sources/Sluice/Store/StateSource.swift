@@ -1,0 +1,58 @@
+/// A value derived from a store's state, as streams and scoped stores consume it: read it, watch it, learn when
+/// the store goes away.
+///
+/// It hides the store's `State` and `Action` types behind closures, so that ``StateStream`` and ``ScopedStore``
+/// depend only on the value they show, and a scoped store of a scoped store is one more `map`. It refers to the
+/// store's core, never to the ``Store``, so it does not keep the store alive.
+struct StateSource<Value: Sendable>: Sendable {
+    /// The current value; Observation tracks the read (as ``Store/state``).
+    let read: @Sendable () -> Value
+    /// Adds a store subscriber. `makeObserver` receives the value at that moment, under the store's lock, and
+    /// returns the function that receives the value after each action. The subscriber is removed when the
+    /// returned subscription is cancelled or released.
+    let subscribe: @Sendable (_ makeObserver: (Value) -> @Sendable (Value) -> Void) -> Subscription
+    /// Registers work to run when the store goes away (at once if it is gone), and returns the function that
+    /// unregisters it.
+    let onTeardown: @Sendable (_ handler: @escaping @Sendable () -> Void) -> @Sendable () -> Void
+
+    init<State, Action>(core: StoreCore<State, Action>, select: @escaping @Sendable (State) -> Value) {
+        read = { select(core.observedState) }
+        subscribe = { makeObserver in
+            let id = core.subscribe { state in
+                let observer = makeObserver(select(state))
+                return { state in observer(select(state)) }
+            }
+            return Subscription(core: core, id: id)
+        }
+        onTeardown = { handler in
+            guard let key = core.onTeardown(handler) else { return {} }
+            return { core.removeTeardown(key) }
+        }
+    }
+
+    private init(
+        read: @escaping @Sendable () -> Value,
+        subscribe: @escaping @Sendable ((Value) -> @Sendable (Value) -> Void) -> Subscription,
+        onTeardown: @escaping @Sendable (@escaping @Sendable () -> Void) -> @Sendable () -> Void
+    ) {
+        self.read = read
+        self.subscribe = subscribe
+        self.onTeardown = onTeardown
+    }
+
+    /// The source of a value derived from this one.
+    func map<Derived: Sendable>(_ transform: @escaping @Sendable (Value) -> Derived) -> StateSource<Derived> {
+        let read = self.read
+        let subscribe = self.subscribe
+        return StateSource<Derived>(
+            read: { transform(read()) },
+            subscribe: { makeObserver in
+                subscribe { value in
+                    let observer = makeObserver(transform(value))
+                    return { value in observer(transform(value)) }
+                }
+            },
+            onTeardown: onTeardown
+        )
+    }
+}
