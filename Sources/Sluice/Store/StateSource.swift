@@ -56,3 +56,15 @@ struct StateSource<Value: Sendable>: Sendable {
         )
     }
 }
+
+extension Store {
+    /// The number of subscribers, streams included (for tests).
+    package var subscriberCount: Int {
+        core.lock.withLock { core.subscribers.count }
+    }
+
+    /// The number of handlers that run when the store goes away (for tests).
+    package var teardownHandlerCount: Int {
+        core.lock.withLock { core.teardownHandlers.count }
+    }
+}

@@ -78,6 +78,11 @@ package final class Cancellation: @unchecked Sendable {
         }
     }
 
+    /// The number of handlers waiting for the cancellation (for tests).
+    package var handlerCount: Int {
+        lock.withLock { handlers.count }
+    }
+
     /// Forgets a handler that is no longer needed (its timer fired, its task finished).
     package func removeHandler(_ key: UInt64) {
         let removed = lock.withLock { handlers.removeValue(forKey: key) }

@@ -1,0 +1,452 @@
+import Sluice
+import Testing
+
+/// Effects (thunks): `run`, `start`, ids, cancellation, lifetime.
+@Suite struct EffectTests {
+    private struct Failure: Error, Equatable {
+        let code: Int
+    }
+
+    /// A store whose middleware records every action it sees.
+    private func recordingStore(_ seen: Locked<[TestAction]>) -> Store<TestState, TestAction> {
+        Store(
+            initialState: TestState(),
+            reducer: testReducer,
+            middleware: [
+                tap { action, _ in
+                    seen.append(action)
+                    return true
+                }
+            ]
+        )
+    }
+
+    // MARK: Running
+
+    @Test func syncRunReturnsItsResultAndItsDispatchesAreDone() {
+        let store = Store(initialState: TestState(), reducer: testReducer)
+        let result = store.run { api in
+            api.dispatch(.add(2))
+            api.dispatch(.increment)
+            return api.state.count * 10
+        }
+        #expect(result == 30)
+        #expect(store.state.count == 3)
+    }
+
+    @Test func syncRunRethrowsWhatItsWorkThrows() {
+        let store = Store(initialState: TestState(), reducer: testReducer)
+        #expect(throws: Failure(code: 7)) {
+            try store.run { (api) throws(Failure) -> Int in
+                api.dispatch(.increment)
+                throw Failure(code: 7)
+            }
+        }
+        #expect(store.state.count == 1)
+    }
+
+    @Test func aClosureThatDoesNotAwaitRunsSynchronouslyEvenInAnAsyncContext() async {
+        let store = Store(initialState: TestState(count: 4), reducer: testReducer)
+        // No `await`: this compiles only if the synchronous overload is chosen here.
+        let count = store.run { api in api.state.count }
+        #expect(count == 4)
+    }
+
+    @Test func asyncRunReturnsItsValueToTheCaller() async throws {
+        let store = Store(initialState: TestState(), reducer: testReducer)
+        let value = try await store.run { api in
+            api.dispatch(.add(5))
+            await Task.yield()
+            return "count \(api.state.count)"
+        }
+        #expect(value == "count 5")
+        #expect(store.state.count == 5)
+        #expect(store.runningEffectCount == 0)
+    }
+
+    @Test func asyncRunThrowsWhatItsWorkThrows() async {
+        let store = Store(initialState: TestState(), reducer: testReducer)
+        await #expect(throws: Failure(code: 3)) {
+            try await store.run { api -> Int in
+                await Task.yield()
+                throw Failure(code: 3)
+            }
+        }
+        #expect(store.runningEffectCount == 0)
+    }
+
+    @Test func effectsBypassTheMiddlewareAndTheReducerButTheirDispatchesDoNot() async throws {
+        let seen = Locked<[TestAction]>([])
+        let store = recordingStore(seen)
+        store.run { api in _ = api.state }
+        _ = try await store.run { api in
+            await Task.yield()
+            return api.state.count
+        }
+        #expect(seen.current.isEmpty)
+        #expect(store.state == TestState())
+
+        store.run { api in api.dispatch(.record("sync")) }
+        try await store.run { api in
+            await Task.yield()
+            api.dispatch(.record("async"))
+        }
+        #expect(seen.current == [.record("sync"), .record("async")])
+        #expect(store.state.log == ["sync", "async"])
+    }
+
+    @Test func anEffectStartsOtherEffectsAndUsesTheirResults() async throws {
+        let store = Store(initialState: TestState(), reducer: testReducer)
+        let total = try await store.run { api in
+            let first = try await api.run { api in
+                await Task.yield()
+                api.dispatch(.add(1))
+                return 1
+            }
+            let second = api.run { api in
+                api.dispatch(.add(10))
+                return 10
+            }
+            let third = try await api.start { api in
+                api.dispatch(.add(100))
+                return 100
+            }.value
+            return first + second + third
+        }
+        #expect(total == 111)
+        #expect(store.state.count == 111)
+    }
+
+    @Test func startReturnsTheTaskAndItsValue() async throws {
+        let store = Store(initialState: TestState(), reducer: testReducer)
+        let task = store.start { api in
+            api.dispatch(.increment)
+            return api.state.count
+        }
+        #expect(try await task.value == 1)
+    }
+
+    // MARK: Cancellation
+
+    @Test func cancelByIDCancelsTheTaskAndMakesDispatchANoOp() async throws {
+        let store = Store(initialState: TestState(), reducer: testReducer)
+        let started = AsyncGate()
+        let task = store.start(id: "load") { api in
+            api.dispatch(.increment)
+            #expect(!api.isCancelled)
+            started.open()
+            await waitUntilCancelled()
+            api.dispatch(.add(100))
+            return (Task.isCancelled, api.isCancelled)
+        }
+        await started.wait()
+        #expect(store.runningEffectCount == 1)
+        store.cancel(id: "load")
+        let (taskCancelled, apiCancelled) = try await task.value
+        #expect(taskCancelled)
+        #expect(apiCancelled)
+        #expect(store.state.count == 1)
+        #expect(store.runningEffectCount == 0)
+        #expect(store.runningEffectIDCount == 0)
+    }
+
+    @Test func cancelOfAnUnknownIDDoesNothing() async throws {
+        let store = Store(initialState: TestState(), reducer: testReducer)
+        let started = AsyncGate()
+        let task = store.start(id: 1) { api in
+            started.open()
+            await waitUntilCancelled()
+            return api.isCancelled
+        }
+        await started.wait()
+        store.cancel(id: 2)
+        store.cancel(id: "1")
+        #expect(store.runningEffectCount == 1)
+        store.cancel(id: 1)
+        #expect(try await task.value)
+    }
+
+    @Test func runWithIDIsCancelledByID() async throws {
+        let store = Store(initialState: TestState(), reducer: testReducer)
+        let started = AsyncGate()
+        async let result = store.run(id: "search") { api in
+            started.open()
+            await waitUntilCancelled()
+            api.dispatch(.increment)
+            return api.isCancelled
+        }
+        await started.wait()
+        store.cancel(id: "search")
+        #expect(try await result)
+        #expect(store.state.count == 0)
+    }
+
+    @Test func cancellingTheAwaitingTaskCancelsTheEffect() async throws {
+        let store = Store(initialState: TestState(), reducer: testReducer)
+        let started = AsyncGate()
+        let caller = Task {
+            try await store.run { api in
+                started.open()
+                await waitUntilCancelled()
+                api.dispatch(.increment)
+                return api.isCancelled
+            }
+        }
+        await started.wait()
+        caller.cancel()
+        #expect(try await caller.value)
+        #expect(store.state.count == 0)
+        #expect(store.runningEffectCount == 0)
+    }
+
+    @Test func cancellingTheStartedTaskMakesItsDispatchesNoOps() async throws {
+        let store = Store(initialState: TestState(), reducer: testReducer)
+        let started = AsyncGate()
+        let task = store.start(id: "poll") { api in
+            started.open()
+            await waitUntilCancelled()
+            api.dispatch(.increment)
+            return api.isCancelled
+        }
+        await started.wait()
+        task.cancel()
+        #expect(try await task.value)
+        #expect(store.state.count == 0)
+        #expect(store.runningEffectCount == 0)
+    }
+
+    @Test func cancelInFlightCancelsTheRunningEffectWithTheSameIDFirst() async throws {
+        let store = Store(initialState: TestState(), reducer: testReducer)
+        let firstStarted = AsyncGate()
+        let first = store.start(id: "search") { api in
+            firstStarted.open()
+            await waitUntilCancelled()
+            api.dispatch(.record("first"))
+            return api.isCancelled
+        }
+        await firstStarted.wait()
+        let secondStarted = AsyncGate()
+        let second = store.start(id: "search", cancelInFlight: true) { api in
+            secondStarted.open()
+            await waitUntilCancelled()
+            return api.isCancelled
+        }
+        // The first one was cancelled before `start` returned.
+        #expect(try await first.value)
+        await secondStarted.wait()
+        #expect(store.runningEffectCount == 1)
+        store.cancel(id: "search")
+        #expect(try await second.value)
+        #expect(store.state.log.isEmpty)
+    }
+
+    @Test func withoutCancelInFlightEffectsShareTheirIDAndAreCancelledTogether() async throws {
+        let store = Store(initialState: TestState(), reducer: testReducer)
+        let tasks = (0..<3).map { _ in
+            store.start(id: "sync") { api in
+                await waitUntilCancelled()
+                return api.isCancelled
+            }
+        }
+        #expect(store.runningEffectCount == 3)
+        #expect(store.runningEffectIDCount == 1)
+        store.cancel(id: "sync")
+        for task in tasks {
+            #expect(try await task.value)
+        }
+        #expect(store.runningEffectCount == 0)
+    }
+
+    @Test func aFinishedOlderEffectDoesNotUnregisterTheNewerOneWithTheSameID() async throws {
+        let store = Store(initialState: TestState(), reducer: testReducer)
+        let older = store.start(id: "refresh") { api in
+            await waitUntilCancelled()
+            return api.isCancelled
+        }
+        let newer = store.start(id: "refresh", cancelInFlight: true) { api in
+            await waitUntilCancelled()
+            return api.isCancelled
+        }
+        // The older effect has finished (and given its registration back) once its value is available.
+        #expect(try await older.value)
+        #expect(store.runningEffectCount == 1)
+        #expect(store.runningEffectIDCount == 1)
+        store.cancel(id: "refresh")
+        #expect(try await newer.value)
+        #expect(store.runningEffectIDCount == 0)
+    }
+
+    @Test func anEffectThatFinishesLeavesTheRegistry() async throws {
+        let store = Store(initialState: TestState(), reducer: testReducer)
+        for index in 0..<100 {
+            _ = try await store.run(id: index % 3) { api in
+                await Task.yield()
+                return api.state.count
+            }
+        }
+        #expect(store.runningEffectCount == 0)
+        #expect(store.runningEffectIDCount == 0)
+    }
+
+    @Test func cancellingAnEffectCancelsTheEffectsItStarted() async throws {
+        let store = Store(initialState: TestState(), reducer: testReducer)
+        let childStarted = AsyncGate()
+        let parent = store.start(id: "parent") { api in
+            let child = api.start { api in
+                childStarted.open()
+                await waitUntilCancelled()
+                api.dispatch(.increment)
+                return api.isCancelled
+            }
+            await waitUntilCancelled()
+            return try await child.value
+        }
+        await childStarted.wait()
+        store.cancel(id: "parent")
+        #expect(try await parent.value)
+        #expect(store.state.count == 0)
+        #expect(store.runningEffectCount == 0)
+    }
+
+    @Test func finishedChildrenDoNotPileUpHandlersInTheirParent() async throws {
+        let store = Store(initialState: TestState(), reducer: testReducer)
+        let handlers = try await store.run { api in
+            for _ in 0..<50 {
+                _ = try await api.run { api in
+                    await Task.yield()
+                    return api.state.count
+                }
+            }
+            return api.cancellationHandlerCount
+        }
+        // Only the parent's own handler (which cancels its task) is left.
+        #expect(handlers == 1)
+    }
+
+    // MARK: Races
+
+    @Test func aCancelRightAfterAStartIsNeverMissed() async throws {
+        let store = Store(initialState: TestState(), reducer: testReducer)
+        let tasks = Locked<[Task<Bool, any Error>]>([])
+        runOnThreads(4) { thread in
+            for index in 0..<250 {
+                let id = "\(thread)-\(index)"
+                let task = store.start(id: id) { api in
+                    await waitUntilCancelled()
+                    api.dispatch(.increment)
+                    return api.isCancelled && Task.isCancelled
+                }
+                store.cancel(id: id)
+                tasks.append(task)
+            }
+        }
+        #expect(tasks.current.count == 1000)
+        for task in tasks.current {
+            #expect(try await task.value)
+        }
+        #expect(store.state.count == 0)
+        #expect(store.runningEffectCount == 0)
+        #expect(store.runningEffectIDCount == 0)
+    }
+
+    @Test func restartsAndCancelsOfOneIDFromManyThreadsLeaveNothingRunning() async throws {
+        let store = Store(initialState: TestState(), reducer: testReducer)
+        let tasks = Locked<[Task<Bool, any Error>]>([])
+        runOnThreads(4) { thread in
+            for index in 0..<250 {
+                let task = store.start(id: "shared", cancelInFlight: true) { api in
+                    await waitUntilCancelled()
+                    api.dispatch(.increment)
+                    return api.isCancelled
+                }
+                tasks.append(task)
+                if (thread + index) % 5 == 0 {
+                    store.cancel(id: "shared")
+                }
+            }
+        }
+        // At most the last effect started is still running: every other one was superseded or cancelled.
+        #expect(store.runningEffectCount <= 1)
+        store.cancel(id: "shared")
+        #expect(store.runningEffectCount == 0)
+        for task in tasks.current {
+            #expect(try await task.value)
+        }
+        #expect(tasks.current.count == 1000)
+        #expect(store.state.count == 0)
+        #expect(store.runningEffectIDCount == 0)
+    }
+
+    @Test func cancelInFlightFromManyThreadsLeavesExactlyOneRunning() async throws {
+        let store = Store(initialState: TestState(), reducer: testReducer)
+        let tasks = Locked<[Task<Bool, any Error>]>([])
+        runOnThreads(4) { _ in
+            for _ in 0..<250 {
+                tasks.append(
+                    store.start(id: "latest", cancelInFlight: true) { api in
+                        await waitUntilCancelled()
+                        return api.isCancelled
+                    }
+                )
+            }
+        }
+        #expect(store.runningEffectCount == 1)
+        store.cancel(id: "latest")
+        for task in tasks.current {
+            #expect(try await task.value)
+        }
+        #expect(store.runningEffectCount == 0)
+    }
+
+    // MARK: Lifetime
+
+    @Test func freeingTheStoreCancelsEveryEffect() async throws {
+        var store: Store<TestState, TestAction>? = Store(initialState: TestState(), reducer: testReducer)
+        weak let weakStore = store
+        let childStarted = AsyncGate()
+        let plain = store!.start { api in
+            await waitUntilCancelled()
+            api.dispatch(.increment)
+            return api.isCancelled
+        }
+        let withID = store!.start(id: "id") { api in
+            await waitUntilCancelled()
+            return api.isCancelled
+        }
+        let parent = store!.start { api in
+            let child = api.start { api in
+                childStarted.open()
+                await waitUntilCancelled()
+                return api.isCancelled
+            }
+            return try await child.value
+        }
+        await childStarted.wait()
+        store = nil
+        #expect(weakStore == nil)
+        #expect(try await plain.value)
+        #expect(try await withID.value)
+        #expect(try await parent.value)
+    }
+
+    @Test func anEffectStartedAfterTheStoreIsGoneStartsCancelled() async throws {
+        var store: Store<TestState, TestAction>? = Store(initialState: TestState(count: 3), reducer: testReducer)
+        let api = store!.run { $0 }
+        store = nil
+        let task = api.start { api in
+            api.dispatch(.increment)
+            return (api.isCancelled, Task.isCancelled, api.state.count)
+        }
+        let (apiCancelled, taskCancelled, count) = try await task.value
+        #expect(apiCancelled)
+        #expect(taskCancelled)
+        #expect(count == 3)
+    }
+}
+
+extension MiddlewareAPI {
+    /// The number of handlers on this run's cancellation (0 without one).
+    fileprivate var cancellationHandlerCount: Int {
+        cancellation?.handlerCount ?? 0
+    }
+}
