@@ -2,7 +2,7 @@ import Sluice
 import Testing
 
 /// Effects (thunks): `run`, `start`, ids, cancellation, lifetime.
-@Suite struct EffectTests {
+@Suite(.timeLimit(.minutes(1))) struct EffectTests {
     private struct Failure: Error, Equatable {
         let code: Int
     }
@@ -19,6 +19,22 @@ import Testing
                 }
             ]
         )
+    }
+
+    /// Expects that no effect is registered any more. If one is (a cancel was missed), cancels `tasks` so that the
+    /// test fails instead of waiting forever for them.
+    private func expectNothingRunning<T>(
+        _ store: Store<TestState, TestAction>,
+        _ tasks: [Task<T, any Error>],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        let running = store.runningEffectCount
+        #expect(running == 0, "a cancel was missed", sourceLocation: sourceLocation)
+        if running != 0 {
+            for task in tasks {
+                task.cancel()
+            }
+        }
     }
 
     // MARK: Running
@@ -142,6 +158,7 @@ import Testing
         await started.wait()
         #expect(store.runningEffectCount == 1)
         store.cancel(id: "load")
+        expectNothingRunning(store, [task])
         let (taskCancelled, apiCancelled) = try await task.value
         #expect(taskCancelled)
         #expect(apiCancelled)
@@ -163,6 +180,7 @@ import Testing
         store.cancel(id: "1")
         #expect(store.runningEffectCount == 1)
         store.cancel(id: 1)
+        expectNothingRunning(store, [task])
         #expect(try await task.value)
     }
 
@@ -236,6 +254,7 @@ import Testing
         await secondStarted.wait()
         #expect(store.runningEffectCount == 1)
         store.cancel(id: "search")
+        expectNothingRunning(store, [second])
         #expect(try await second.value)
         #expect(store.state.log.isEmpty)
     }
@@ -251,6 +270,7 @@ import Testing
         #expect(store.runningEffectCount == 3)
         #expect(store.runningEffectIDCount == 1)
         store.cancel(id: "sync")
+        expectNothingRunning(store, tasks)
         for task in tasks {
             #expect(try await task.value)
         }
@@ -272,6 +292,7 @@ import Testing
         #expect(store.runningEffectCount == 1)
         #expect(store.runningEffectIDCount == 1)
         store.cancel(id: "refresh")
+        expectNothingRunning(store, [newer])
         #expect(try await newer.value)
         #expect(store.runningEffectIDCount == 0)
     }
@@ -341,11 +362,11 @@ import Testing
             }
         }
         #expect(tasks.current.count == 1000)
+        expectNothingRunning(store, tasks.current)
         for task in tasks.current {
             #expect(try await task.value)
         }
         #expect(store.state.count == 0)
-        #expect(store.runningEffectCount == 0)
         #expect(store.runningEffectIDCount == 0)
     }
 
@@ -368,7 +389,7 @@ import Testing
         // At most the last effect started is still running: every other one was superseded or cancelled.
         #expect(store.runningEffectCount <= 1)
         store.cancel(id: "shared")
-        #expect(store.runningEffectCount == 0)
+        expectNothingRunning(store, tasks.current)
         for task in tasks.current {
             #expect(try await task.value)
         }
@@ -392,10 +413,10 @@ import Testing
         }
         #expect(store.runningEffectCount == 1)
         store.cancel(id: "latest")
+        expectNothingRunning(store, tasks.current)
         for task in tasks.current {
             #expect(try await task.value)
         }
-        #expect(store.runningEffectCount == 0)
     }
 
     // MARK: Lifetime
