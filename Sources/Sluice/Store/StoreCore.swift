@@ -130,6 +130,12 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
             lock.wait()
             waiters -= 1
         }
+        // Pass the wake-up on: this thread may finish without taking the pipeline (the fast path, when there is no
+        // subscriber and nobody read `state`), and then nobody else would wake the next waiter. If this thread
+        // takes the pipeline, the waiter it wakes goes back to waiting until this dispatch signals in turn.
+        if waiters > 0 {
+            lock.signal()
+        }
     }
 
     /// Processes the actions queued by re-entrant dispatches, then gives up the pipeline.
