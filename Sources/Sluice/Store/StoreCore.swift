@@ -57,8 +57,11 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     var nextTeardownKey: UInt64 = 0
     /// Set by a read of ``Store/state`` (which Observation may be tracking), cleared by the next reduced action,
     /// which then tells `observation` about the change. See `StoreObservation.swift`.
+    ///
+    /// Read on the fast path of every dispatch. `@exclusivity(unchecked)`: it is only accessed with `lock` held, and
+    /// the dynamic exclusivity check that Swift otherwise makes on each access cost 7 ns per dispatch (measured).
     @usableFromInline
-    var observedSinceLastChange = false
+    @exclusivity(unchecked) var observedSinceLastChange = false
     /// The Observation registrar of the store.
     @usableFromInline
     let observation = StoreObservation()
