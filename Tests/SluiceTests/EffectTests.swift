@@ -142,6 +142,32 @@ import Testing
         #expect(try await task.value == 1)
     }
 
+    /// The README's "Effects" snippet, verbatim.
+    @Test func readmeEffectsSnippet() async throws {
+        let store = Store(initialState: TestState(), reducer: testReducer)
+        @Sendable func fetchCount() async throws -> Int {
+            await Task.yield()
+            return 5
+        }
+
+        store.run { api in
+            if api.state.count == 0 { api.dispatch(.add(10)) }  // synchronous, on this thread
+        }
+
+        let total = try await store.run { api in  // asynchronous, returns its value
+            api.dispatch(.add(try await fetchCount()))
+            return api.state.count
+        }
+
+        store.start(id: "poll", cancelInFlight: true) { api in  // returns its Task at once
+            while !Task.isCancelled { api.dispatch(.add(try await fetchCount())) }
+        }
+        store.cancel(id: "poll")
+
+        #expect(total == 15)
+        #expect(store.runningEffectCount == 0)
+    }
+
     // MARK: Cancellation
 
     @Test func cancelByIDCancelsTheTaskAndMakesDispatchANoOp() async throws {
