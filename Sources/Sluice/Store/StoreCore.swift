@@ -13,7 +13,8 @@
 ///   returns. Re-entrancy is detected by thread identity, not with a `TaskLocal`, which a `Task` started in a
 ///   middleware would inherit.
 /// - A dispatch from another thread waits on the condition variable until the pipeline is free.
-/// - With no middleware and no subscribers, a dispatch is one lock, one reducer call and one unlock.
+/// - With no middleware and no subscribers, a dispatch is one lock, one reducer call and one unlock (plus, after
+///   a read of ``Store/state``, one report to Observation: see `StoreObservation.swift`).
 ///
 /// ## Lifetime
 ///
