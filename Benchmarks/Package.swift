@@ -26,7 +26,13 @@ let package = Package(
                 .product(name: "Sluice", package: sluicePackage),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
-        )
+        ),
+        // Not a benchmark: a plain executable to count the instructions of a dispatch with valgrind's callgrind.
+        .executableTarget(
+            name: "DispatchProfile",
+            dependencies: [.product(name: "Sluice", package: sluicePackage)],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
     ]
 )
 
