@@ -35,21 +35,23 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     @usableFromInline
     let reduce: @Sendable (inout State, Action) -> Void
 
-    // Guarded by `lock`.
-    @usableFromInline
+    // Guarded by `lock`. `@exclusivity(unchecked)`: the lock already makes every access exclusive, and the dynamic
+    // check that Swift otherwise performs on each access to a class's `var` was the largest cost of a dispatch
+    // (about 170 of 380 instructions without middleware, measured with callgrind).
+    @usableFromInline @exclusivity(unchecked)
     var subscribers: ContiguousArray<Subscriber> = []
-    @usableFromInline
+    @usableFromInline @exclusivity(unchecked)
     var isDispatching = false
-    @usableFromInline
+    @usableFromInline @exclusivity(unchecked)
     var owner = ThreadID.none
-    @usableFromInline
+    @usableFromInline @exclusivity(unchecked)
     var queue = ActionQueue<Action>()
-    @usableFromInline
+    @usableFromInline @exclusivity(unchecked)
     var waiters = 0
-    @usableFromInline
+    @usableFromInline @exclusivity(unchecked)
     var isAlive = true
     /// The head of the middleware chain, for dispatches through a ``MiddlewareAPI``; `nil` without middleware.
-    @usableFromInline
+    @usableFromInline @exclusivity(unchecked)
     var entry: DispatchFunction<Action>?
     var nextSubscriberID: UInt64 = 0
     var teardownHandlers: [@Sendable () -> Void] = []
