@@ -141,32 +141,54 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     ///   - keyPath: The value to observe.
     ///   - observer: Receives each changed value.
     /// - Returns: The subscription; notifications stop when it is cancelled or released.
+    @inlinable
     public func subscribe<Value: Equatable & Sendable>(
         to keyPath: any KeyPath<State, Value> & Sendable,
         _ observer: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
+        // Inlinable, and the value read by offset where the key path allows it: the observer runs after every
+        // action, and generic code with a key path projection cost about 600 instructions per subscriber whose
+        // value did not change (callgrind, Int value).
+        let read = KeyPathReader(keyPath)
         let id = core.subscribe { state in
-            let last = LastValue(state[keyPath: keyPath])
-            return { state in
-                let value = state[keyPath: keyPath]
-                if value != last.value {
-                    last.value = value
-                    observer(value)
-                }
-            }
+            let changes = ValueChanges(read: read, initial: read(state), observer: observer)
+            return { state in changes.notify(state) }
         }
         return Subscription(core: core, id: id)
     }
 }
 
-/// The value a `subscribe(to:)` observer saw last.
+/// A `subscribe(to:)` observer and the value it saw last.
 ///
-/// `@unchecked Sendable`: read and written only by notifications, which the store runs one at a time (each
-/// on the thread that owns the dispatch pipeline, which is handed over under the store's lock).
-private final class LastValue<Value>: @unchecked Sendable {
-    var value: Value
+/// One object, so that the notification closure captures a single reference.
+///
+/// `@unchecked Sendable`: `last` is read and written only by notifications, which the store runs one at a time
+/// (each on the thread that owns the dispatch pipeline, which is handed over under the store's lock).
+@usableFromInline
+final class ValueChanges<State, Value: Equatable>: @unchecked Sendable {
+    @usableFromInline
+    let read: KeyPathReader<State, Value>
+    @usableFromInline
+    let observer: @Sendable (Value) -> Void
+    // `@exclusivity(unchecked)`: access is already serialized (see above); the dynamic check cost more than the
+    // comparison.
+    @usableFromInline @exclusivity(unchecked)
+    var last: Value
 
-    init(_ value: Value) {
-        self.value = value
+    @usableFromInline
+    init(read: KeyPathReader<State, Value>, initial: Value, observer: @escaping @Sendable (Value) -> Void) {
+        self.read = read
+        self.last = initial
+        self.observer = observer
+    }
+
+    /// Calls the observer if the selected value differs from the last one it saw.
+    @inlinable
+    func notify(_ state: State) {
+        let value = read(state)
+        if value != last {
+            last = value
+            observer(value)
+        }
     }
 }

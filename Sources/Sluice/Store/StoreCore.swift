@@ -240,6 +240,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
 
     /// Adds a subscriber; `makeObserver` runs with the lock held and receives the current state, so that a
     /// subscriber that compares values starts from exactly the state that the next notification follows.
+    @usableFromInline
     func subscribe(_ makeObserver: (borrowing State) -> @Sendable (State) -> Void) -> UInt64 {
         lock.lock()
         defer { lock.unlock() }
