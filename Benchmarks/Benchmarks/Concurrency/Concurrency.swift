@@ -17,7 +17,7 @@ let benchmarks: @Sendable () -> Void = {
     )
 
     for threads in [1, 2, 4] {
-        Benchmark("\(threads) thread\(threads == 1 ? "" : "s") dispatching", configuration: configuration) {
+        Benchmark("\(threads)-thread\(threads == 1 ? "" : "s")", configuration: configuration) {
             benchmark,
             store in
             let perThread = benchmark.scaledIterations.count / threads

@@ -12,7 +12,7 @@ import Darwin
 #endif
 
 let benchmarks: @Sendable () -> Void = {
-    Benchmark("Reducer call", configuration: .perDispatch) { benchmark in
+    Benchmark("Reducer", configuration: .perDispatch) { benchmark in
         let reducer = counterReducer
         var state = Counter()
         for _ in benchmark.scaledIterations {
@@ -21,7 +21,7 @@ let benchmarks: @Sendable () -> Void = {
         blackHole(state)
     }
 
-    Benchmark("Reducer call in pthread_mutex_t", configuration: .perDispatch) { benchmark, mutex in
+    Benchmark("Reducer-in-pthread_mutex_t", configuration: .perDispatch) { benchmark, mutex in
         let reducer = counterReducer
         var state = Counter()
         for _ in benchmark.scaledIterations {
@@ -36,7 +36,7 @@ let benchmarks: @Sendable () -> Void = {
         return mutex
     }
 
-    Benchmark("Reducer call in Mutex.withLock", configuration: .perDispatch) { benchmark in
+    Benchmark("Reducer-in-Mutex", configuration: .perDispatch) { benchmark in
         let reducer = counterReducer
         let mutex = Mutex(Counter())
         for _ in benchmark.scaledIterations {

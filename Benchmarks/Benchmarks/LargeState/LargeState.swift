@@ -85,7 +85,7 @@ let benchmarks: @Sendable () -> Void = {
     let room = configuration.scalingFactor.rawValue
 
     for count in [1_000, 100_000, 1_000_000] {
-        Benchmark("Append to \(count.formatted) elements", configuration: configuration) { benchmark, store in
+        Benchmark("Append-to-\(count.abbreviated)", configuration: configuration) { benchmark, store in
             for index in benchmark.scaledIterations {
                 store.dispatch(.append(index))
             }
@@ -98,7 +98,7 @@ let benchmarks: @Sendable () -> Void = {
             )
         }
 
-        Benchmark("Append to \(count.formatted) elements, withKey in 10 modules", configuration: configuration) {
+        Benchmark("Append-to-\(count.abbreviated)-via-withKey", configuration: configuration) {
             benchmark,
             store in
             for index in benchmark.scaledIterations {
@@ -116,16 +116,10 @@ let benchmarks: @Sendable () -> Void = {
 }
 
 extension Int {
-    /// `1000000` as `1,000,000`.
-    var formatted: String {
-        let digits = Array(String(self))
-        var result = ""
-        for (offset, digit) in digits.enumerated() {
-            if offset > 0 && (digits.count - offset) % 3 == 0 {
-                result.append(",")
-            }
-            result.append(digit)
-        }
-        return result
+    /// `1000` as `1K`, `1000000` as `1M`: short names, since a benchmark's name becomes its thresholds file's name.
+    var abbreviated: String {
+        if self >= 1_000_000 && self % 1_000_000 == 0 { return "\(self / 1_000_000)M" }
+        if self >= 1_000 && self % 1_000 == 0 { return "\(self / 1_000)K" }
+        return "\(self)"
     }
 }

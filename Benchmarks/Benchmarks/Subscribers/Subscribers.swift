@@ -13,7 +13,9 @@ struct Subscribed {
 
 let benchmarks: @Sendable () -> Void = {
     for count in [1, 10, 1_000] {
-        Benchmark("\(count) whole-state subscribers", configuration: .perDispatch) { benchmark, subscribed in
+        Benchmark("\(count)-whole-state-subscriber\(count == 1 ? "" : "s")", configuration: .perDispatch) {
+            benchmark,
+            subscribed in
             let store = subscribed.store
             for _ in benchmark.scaledIterations {
                 store.dispatch(1)
@@ -28,7 +30,7 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     for count in [10, 1_000] {
-        Benchmark("\(count) subscribe(to:) subscribers, value unchanged", configuration: .perDispatch) {
+        Benchmark("\(count)-unchanged-key-path-subscribers", configuration: .perDispatch) {
             benchmark,
             subscribed in
             let store = subscribed.store

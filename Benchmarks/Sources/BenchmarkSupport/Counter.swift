@@ -37,6 +37,10 @@ public func makeCounterStore(middlewareCount: Int = 0) -> Store<Counter, Int> {
     )
 }
 
+// Benchmark names have no spaces: benchmark 1.38.1 writes a thresholds file with `_` for each space of the name
+// (`thresholds update`) but looks for it with the spaces (`thresholds check`), so a name with a space never
+// finds its thresholds.
+
 extension Benchmark.Configuration {
     /// Throughput, wall clock and heap allocations, per dispatch: each iteration runs 1,000 of them.
     public static var perDispatch: Benchmark.Configuration {
