@@ -3,8 +3,8 @@
 //     swift build -c release --product DispatchProfile
 //     valgrind --tool=callgrind .build/release/DispatchProfile middleware 1 100000
 //
-// Arguments: the scenario (`plain`, `middleware`, `subscribers`, `keyed`, `floor`), its size (middleware or
-// subscriber count), and the number of dispatches. Compare two instruction totals (say, 100,000 and 200,000
+// Arguments: the scenario (`plain`, `middleware`, `subscribers`, `keyed`, `modules`, `floor`), its size (middleware,
+// subscriber or module count), and the number of dispatches. Compare two instruction totals (say, 100,000 and 200,000
 // dispatches) to get the instructions of one dispatch; `callgrind_annotate` shows where they go.
 
 import Sluice
@@ -30,6 +30,14 @@ let passThrough = Middleware<Counter, Int> { _ in
     { next in
         { action in next(action) }
     }
+}
+
+/// A state of `Counter` modules, each reduced through `withKey`.
+struct Modules: Sendable {
+    var modules: [Counter] = []
+    var first = Counter()
+    var second = Counter()
+    var third = Counter()
 }
 
 @inline(never)
@@ -74,6 +82,15 @@ case "subscribers", "keyed":
         store.dispatch(1)
     }
     consume(subscriptions)
+case "modules":
+    // `size` reducers, each `withKey` on one of three stored properties, combined.
+    let keyPaths: [any WritableKeyPath<Modules, Counter> & Sendable] = [\.first, \.second, \.third]
+    let reducers = (0..<size).map { index in withKey(keyPaths[index % 3], use: reducer) }
+    let store = Store<Modules, Int>(initialState: Modules(), reducer: combineReducers(reducers))
+    for _ in 0..<count {
+        store.dispatch(1)
+    }
+    consume(store.state)
 default:
     print("unknown scenario \(scenario)")
     exit(1)

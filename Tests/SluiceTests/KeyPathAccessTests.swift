@@ -2,9 +2,9 @@ import Testing
 
 @testable import Sluice
 
-/// `subscribe(to:)` reads stored-property key paths by offset and every other key path by projection; both must
-/// select the same values.
-@Suite struct KeyPathReaderTests {
+/// `subscribe(to:)` reads, and `withKey` changes, stored-property key paths by offset and every other key path by
+/// projection; both must reach the same values.
+@Suite struct KeyPathAccessTests {
     final class Settings: Sendable {
         let theme: String
 
@@ -26,6 +26,12 @@ import Testing
         var maybe: Profile? = nil
 
         var doubledVisits: Int { profile.visits * 2 }
+
+        /// A computed, writable view of the profile's name.
+        var shoutedName: String {
+            get { profile.name.uppercased() }
+            set { profile.name = newValue.lowercased() }
+        }
     }
 
     enum ReaderAction: Sendable {
@@ -112,5 +118,56 @@ import Testing
         for subscription in subscriptions {
             subscription.cancel()
         }
+    }
+
+    @Test func storedPropertyPathsAreChangedInPlaceByOffset() {
+        var state = ReaderState()
+        let visits = KeyPathWriter(\ReaderState.profile.visits)
+        let tags = KeyPathWriter(\ReaderState.tags)
+        #expect(visits.offset != nil)
+        #expect(tags.offset != nil)
+        visits.modify(&state) { $0 += 5 }
+        tags.modify(&state) { $0.append("x") }
+        #expect(state.profile.visits == 5)
+        #expect(state.tags == ["x"])
+        #expect(state.profile.name == "ada")
+        #expect(state.flag == false)
+    }
+
+    @Test func withKeyChangesComputedPathsByProjectionAndStoredPathsByOffset() {
+        let shout = Reducer<String, ReaderAction>(mutating: { name, action in
+            if case .rename(let new) = action { name = new }
+        })
+        let count = Reducer<Int, ReaderAction>(mutating: { visits, action in
+            if case .visit = action { visits += 10 }
+        })
+        #expect(KeyPathWriter(\ReaderState.shoutedName).offset == nil)
+        let reducer = combineReducers(
+            withKey(\ReaderState.shoutedName, use: shout),
+            withKey(\ReaderState.profile.visits, use: count),
+            withKey(
+                \ReaderState.maybe,
+                action: { $0 },
+                use: Reducer(mutating: { maybe, action in
+                    if case .visit = action { maybe?.visits += 1 }
+                })
+            )
+        )
+        var state = ReaderState()
+        state.maybe = Profile(name: "m")
+        state = reducer(state, .rename("GRACE"))
+        state = reducer(state, .visit)
+        #expect(state.profile.name == "grace")
+        #expect(state.shoutedName == "GRACE")
+        #expect(state.profile.visits == 10)
+        #expect(state.maybe?.visits == 1)
+    }
+
+    @Test func combineReducersRunsManyReducersLeftToRight() {
+        let reducers = (0..<7).map { index in
+            Reducer<[Int], Int>(mutating: { log, _ in log.append(index) })
+        }
+        #expect(combineReducers(reducers)([], 0) == [0, 1, 2, 3, 4, 5, 6])
+        #expect(combineReducers([Reducer<[Int], Int>]())([9], 0) == [9])
     }
 }
