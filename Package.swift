@@ -6,12 +6,16 @@ let package = Package(
     products: [
         .library(name: "Sluice", targets: ["Sluice"]),
         .library(name: "SluiceTesting", targets: ["SluiceTesting"]),
+        .executable(name: "sluice-demo", targets: ["SluiceDemo"]),
     ],
     targets: [
         .target(name: "Sluice"),
         .target(name: "SluiceTesting", dependencies: ["Sluice"]),
+        .target(name: "SluiceDemoKit", dependencies: ["Sluice"]),
+        .executableTarget(name: "SluiceDemo", dependencies: ["SluiceDemoKit"]),
         .testTarget(name: "SluiceTests", dependencies: ["Sluice", "SluiceTesting"]),
         .testTarget(name: "SluiceTestingTests", dependencies: ["Sluice", "SluiceTesting"]),
+        .testTarget(name: "SluiceDemoTests", dependencies: ["SluiceDemoKit", "Sluice"]),
     ],
     swiftLanguageModes: [.v6]
 )
