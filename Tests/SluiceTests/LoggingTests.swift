@@ -487,6 +487,20 @@ import Darwin
         #expect(lines.current.map(\.count) == [24, 13])
     }
 
+    @Test func anActionsOwnDescriptionIsCutToo() {
+        struct Long: Sendable, CustomStringConvertible {
+            var description: String { String(repeating: "z", count: 100) }
+        }
+        let lines = Locked<[String]>([])
+        let store = Store<Int, Long>(
+            initialState: 0,
+            reducer: .identity,
+            middleware: [Middlewares.logging(maxLineLength: 20, sink: { lines.append($0) }, clock: { 0 })]
+        )
+        store.dispatch(Long())
+        #expect(lines.current == ["zzzzzzzzzzz… in 0ns"])
+    }
+
     @Test func theDiffPartIsCutToo() {
         let lines = Self.diffLines(maxLineLength: 40, [.ship(at: 12)])
         #expect(lines == ["ship(at: 12) in 1µs | orders.pending: 3…"])
