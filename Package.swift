@@ -5,10 +5,13 @@ let package = Package(
     name: "sluice",
     products: [
         .library(name: "Sluice", targets: ["Sluice"]),
+        .library(name: "SluiceTesting", targets: ["SluiceTesting"]),
     ],
     targets: [
         .target(name: "Sluice"),
-        .testTarget(name: "SluiceTests", dependencies: ["Sluice"]),
+        .target(name: "SluiceTesting", dependencies: ["Sluice"]),
+        .testTarget(name: "SluiceTests", dependencies: ["Sluice", "SluiceTesting"]),
+        .testTarget(name: "SluiceTestingTests", dependencies: ["Sluice", "SluiceTesting"]),
     ],
     swiftLanguageModes: [.v6]
 )
