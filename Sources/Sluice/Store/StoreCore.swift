@@ -54,7 +54,9 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     @usableFromInline @exclusivity(unchecked)
     var entry: DispatchFunction<Action>?
     var nextSubscriberID: UInt64 = 0
-    var teardownHandlers: [@Sendable () -> Void] = []
+    /// Cancelled when the store goes away: the root of every cancellation of work that the store owns (timers of
+    /// modifiers, tasks of side effects).
+    package let lifetime = Cancellation()
 
     @usableFromInline
     struct Subscriber: Sendable {
@@ -82,8 +84,10 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     func dispatch(_ action: Action, through chain: DispatchFunction<Action>?) {
         lock.lock()
         if _slowPath(isDispatching) {
-            if owner == ThreadID.current {
-                // Rule 2: a dispatch from inside this thread's dispatch is queued, never run recursively.
+            if owner == ThreadID.current || OwnedPipelines.count > 0 {
+                // Rule 2: a dispatch from inside this thread's dispatch is queued, never run recursively. A dispatch
+                // from inside another store's dispatch is handed to the thread that owns this pipeline instead of
+                // waiting for it, which could deadlock if that thread dispatches back into the other store.
                 queue.append(action)
                 lock.unlock()
                 return
@@ -100,8 +104,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
                 lock.unlock()
                 return
             }
-            isDispatching = true
-            owner = ThreadID.current
+            takePipeline()
             let subscribers = self.subscribers
             let state = statePointer.pointee
             lock.unlock()
@@ -109,13 +112,20 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
             drainQueue(through: nil)
             return
         }
-        isDispatching = true
-        owner = ThreadID.current
+        takePipeline()
         lock.unlock()
         // Not `guard let chain`: binding the closure made the optimizer add a retain and a release of its context
         // per action (two atomic operations); `chain` is not nil here, and the caller keeps it alive.
         chain.unsafelyUnwrapped(action)
         drainQueue(through: chain)
+    }
+
+    /// Makes the calling thread the pipeline's owner; called with `lock` held.
+    @usableFromInline
+    func takePipeline() {
+        isDispatching = true
+        owner = ThreadID.current
+        OwnedPipelines.add(1)
     }
 
     /// Waits, with `lock` held, until no thread owns the pipeline.
@@ -154,6 +164,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
             queue.resetIfEmpty()
             isDispatching = false
             owner = .none
+            OwnedPipelines.add(-1)
             if waiters > 0 {
                 lock.signal()
             }
@@ -209,8 +220,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
             lock.unlock()
             return
         }
-        isDispatching = true
-        owner = ThreadID.current
+        takePipeline()
         let chain = entry
         reduceAndNotifyLocked(action)
         drainQueue(through: chain)
@@ -267,42 +277,25 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// Installs the middleware chain: `build` runs as if it were a dispatch of this thread, so that actions
     /// that a middleware dispatches while it is being installed are queued and processed afterwards.
     func installChain(_ build: () -> DispatchFunction<Action>) -> DispatchFunction<Action> {
-        lock.withLock {
-            isDispatching = true
-            owner = ThreadID.current
-        }
+        lock.withLock { takePipeline() }
         let chain = build()
         lock.withLock { entry = chain }
         drainQueue(through: chain)
         return chain
     }
 
-    /// Registers work to run when the store goes away (cancelling timers and tasks of modifiers).
-    ///
-    /// If the store is already gone, `handler` runs at once.
-    package func onTeardown(_ handler: @escaping @Sendable () -> Void) {
-        let runNow: Bool = lock.withLock {
-            guard isAlive else { return true }
-            teardownHandlers.append(handler)
-            return false
-        }
-        if runNow { handler() }
-    }
-
-    /// Called by the store's `deinit`: marks the core dead and releases the middleware and the subscribers.
+    /// Called by the store's `deinit`: marks the core dead, releases the middleware and the subscribers, and
+    /// cancels the work that the store owns.
     func storeDidGoAway() {
-        let (chain, subscribers, handlers) = lock.withLock {
+        let (chain, subscribers) = lock.withLock {
             isAlive = false
             defer {
                 entry = nil
                 self.subscribers = []
-                teardownHandlers = []
             }
-            return (entry, self.subscribers, teardownHandlers)
+            return (entry, self.subscribers)
         }
-        for handler in handlers {
-            handler()
-        }
+        lifetime.cancel()
         // Released here, outside the lock.
         _ = (chain, subscribers)
     }
