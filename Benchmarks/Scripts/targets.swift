@@ -159,15 +159,19 @@ if let one = time("Concurrency:1-thread"), let four = time("Concurrency:4-thread
 }
 
 if let plain {
+    let oneMiddleware = time("DispatchPath:1-middleware")
     for (name, key) in [("filter", "Modifiers:Skipped-by-filter"), ("throttle", "Modifiers:Dropped-by-throttle")] {
         guard let skipped = time(key) else {
             row("action skipped by \(name)", "<= 30 ns above a plain dispatch", "not measured", nil)
             continue
         }
+        let modifierOnly =
+            oneMiddleware.map { ", \(format(skipped - $0, " ns")) above 1 pass-through middleware" } ?? ""
         row(
             "action skipped by \(name)",
             "<= 30 ns above a plain dispatch",
-            "\(format(skipped, " ns")), \(format(skipped - plain, " ns")) above",
+            "\(format(skipped, " ns")): \(format(skipped - plain, " ns")) above a dispatch without middleware"
+                + modifierOnly,
             skipped - plain <= 30
         )
     }

@@ -3,8 +3,9 @@
 //     swift build -c release --product DispatchProfile
 //     valgrind --tool=callgrind .build/release/DispatchProfile middleware 1 100000
 //
-// Arguments: the scenario (`plain`, `middleware`, `subscribers`, `keyed`, `modules`, `floor`), its size (middleware,
-// subscriber or module count), and the number of dispatches. Compare two instruction totals (say, 100,000 and 200,000
+// Arguments: the scenario (`plain`, `middleware`, `subscribers`, `keyed`, `modules`, `floor`, and the modifiers
+// `filter`, `throttle`, `debounce`, `effect`), its size (middleware, subscriber or module count; ignored by the
+// modifiers), and the number of dispatches. Compare two instruction totals (say, 100,000 and 200,000
 // dispatches) to get the instructions of one dispatch; `callgrind_annotate` shows where they go.
 
 import Sluice
@@ -87,6 +88,20 @@ case "modules":
     let keyPaths: [any WritableKeyPath<Modules, Counter> & Sendable] = [\.first, \.second, \.third]
     let reducers = (0..<size).map { index in withKey(keyPaths[index % 3], use: reducer) }
     let store = Store<Modules, Int>(initialState: Modules(), reducer: combineReducers(reducers))
+    for _ in 0..<count {
+        store.dispatch(1)
+    }
+    consume(store.state)
+case "filter", "throttle", "debounce", "effect":
+    let effect = SideEffect<Counter, Int> { action, _ in consume(action) }
+    let middleware: Middleware<Counter, Int>
+    switch scenario {
+    case "filter": middleware = Middleware(Middlewares.filter({ $0 < 0 }, effect))
+    case "throttle": middleware = Middleware(Middlewares.throttle(.seconds(3_600), effect))
+    case "debounce": middleware = Middleware(Middlewares.debounce(.seconds(3_600), effect))
+    default: middleware = Middleware(effect)
+    }
+    let store = Store(initialState: Counter(), reducer: reducer, middleware: [middleware])
     for _ in 0..<count {
         store.dispatch(1)
     }
