@@ -1,6 +1,6 @@
-public import Dispatch
+import Dispatch
 public import Foundation
-public import Sluice
+import Sluice
 
 /// What a run of the demo did and found.
 public struct DemoSummary: Sendable {
