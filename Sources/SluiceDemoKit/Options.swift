@@ -71,7 +71,8 @@ public struct DemoOptions: Sendable, Equatable {
         }
         guard let value = Int(text), range.contains(value) else {
             throw ParseError(
-                description: "\(option) takes a whole number from \(range.lowerBound) to \(range.upperBound), got '\(text)'"
+                description:
+                    "\(option) takes a whole number from \(range.lowerBound) to \(range.upperBound), got '\(text)'"
             )
         }
         return value
