@@ -140,7 +140,7 @@ public let metricsReducer = Reducer<MetricsState, ServiceAction>(mutating: { sta
 public let quotesReducer = Reducer<QuotesState, ServiceAction>(mutating: { state, action in
     switch action {
     case .requestQuote(_, let requestID):
-        state.lastRequestID = max(state.lastRequestID, requestID)
+        state.lastRequestID = requestID
     case .quoteReceived(let sku, let requestID, let priceCents):
         state.lastReceivedID = requestID
         state.lastPriceCents[sku] = priceCents

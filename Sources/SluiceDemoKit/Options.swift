@@ -34,6 +34,10 @@ public struct DemoOptions: Sendable, Equatable {
     /// An error in the command line; its description says what is wrong.
     public struct ParseError: Error, Equatable, CustomStringConvertible {
         public var description: String
+
+        public init(description: String) {
+            self.description = description
+        }
     }
 
     /// Parses the arguments (without the program name).
@@ -67,7 +71,8 @@ public struct DemoOptions: Sendable, Equatable {
         }
         guard let value = Int(text), range.contains(value) else {
             throw ParseError(
-                description: "\(option) takes a whole number from \(range.lowerBound) to \(range.upperBound), got '\(text)'"
+                description:
+                    "\(option) takes a whole number from \(range.lowerBound) to \(range.upperBound), got '\(text)'"
             )
         }
         return value

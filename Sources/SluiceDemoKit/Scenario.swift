@@ -1,6 +1,6 @@
-public import Dispatch
+import Dispatch
 public import Foundation
-public import Sluice
+import Sluice
 
 /// What a run of the demo did and found.
 public struct DemoSummary: Sendable {
@@ -121,7 +121,9 @@ public func demoOrder(id: Int) -> Order {
 public func runDemo(_ options: DemoOptions, snapshotDirectory: URL? = nil) -> DemoSummary {
     let directory =
         snapshotDirectory
-        ?? FileManager.default.temporaryDirectory.appendingPathComponent("sluice-demo-\(ProcessInfo.processInfo.processIdentifier)")
+        ?? FileManager.default.temporaryDirectory.appendingPathComponent(
+            "sluice-demo-\(ProcessInfo.processInfo.processIdentifier)"
+        )
     try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     let snapshotURL = directory.appendingPathComponent("state.json")
 

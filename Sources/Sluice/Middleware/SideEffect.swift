@@ -3,8 +3,10 @@
 /// A side effect never delays, drops or duplicates the action: lifted into the chain with
 /// ``Middleware/init(_:)-(SideEffect<State,Action>)``, it passes every action to the reducer first, then runs. The
 /// modifiers in ``Middlewares`` (``Middlewares/filter(_:_:)-(_,SideEffect<State,Action>)``,
-/// ``Middlewares/takeLatest(_:)``, ``Middlewares/throttle(_:latest:on:_:)``, ``Middlewares/debounce(_:on:_:)``,
-/// ``Middlewares/delay(_:on:_:)``) decide when and whether the work runs.
+/// ``Middlewares/takeLatest(_:)-(SideEffect<State,Action>)``,
+/// ``Middlewares/throttle(_:latest:on:_:)-(_,_,_,SideEffect<State,Action>)``,
+/// ``Middlewares/debounce(_:on:_:)-(_,_,SideEffect<State,Action>)``,
+/// ``Middlewares/delay(_:on:_:)-(_,_,SideEffect<State,Action>)``) decide when and whether the work runs.
 ///
 /// ```swift
 /// let save = SideEffect<AppState, AppAction> { action, api in
@@ -56,9 +58,9 @@ public struct SideEffect<State: Sendable, Action: Sendable>: Sendable {
 
     /// Creates a side effect that runs in a new `Task` owned by the store, after each action was reduced.
     ///
-    /// The task is cancelled when the run is superseded (``Middlewares/takeLatest(_:)``) and when the store goes
-    /// away; check `Task.isCancelled` or `api.isCancelled` at suspension points. `api.dispatch` does nothing once
-    /// the run is cancelled.
+    /// The task is cancelled when the run is superseded (``Middlewares/takeLatest(_:)-(SideEffect<State,Action>)``)
+    /// and when the store goes away; check `Task.isCancelled` or `api.isCancelled` at suspension points.
+    /// `api.dispatch` does nothing once the run is cancelled.
     public init(_ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) async -> Void) {
         self.init(
             accepts: nil,

@@ -24,7 +24,10 @@ public typealias DispatchFunction<Action> = @Sendable (Action) -> Void
 ///    Dispatches from different threads are serialized; reading `state` waits for at most one reducer call.
 ///    A `dispatch` may wait for another thread's whole dispatch, so blocking inside a middleware or subscriber
 ///    on a thread that is itself waiting to dispatch to this store (say, `DispatchQueue.main.sync` from a
-///    subscriber while the main thread dispatches) deadlocks.
+///    subscriber while the main thread dispatches) deadlocks. A dispatch made from inside another store's
+///    dispatch never waits: if a different thread is dispatching on this store, the action is handed to that
+///    thread, which processes it before its own `dispatch` returns. So stores whose subscribers dispatch into
+///    each other do not deadlock, from any number of threads.
 /// 4. **Reducers are pure.** The reducer always starts from the state as it is at that moment. It may not call
 ///    the store; in a debug build doing so stops the program with a message, in a release build it deadlocks.
 /// 5. **Middleware order.** In `middleware: [a, b, c]`, `a` sees an action first and `c`'s `next` reduces it.

@@ -12,7 +12,9 @@
 ///   its action to `queue` and returns; the owner processes the queue, in order, before its outermost dispatch
 ///   returns. Re-entrancy is detected by thread identity, not with a `TaskLocal`, which a `Task` started in a
 ///   middleware would inherit.
-/// - A dispatch from another thread waits on the condition variable until the pipeline is free.
+/// - A dispatch from another thread waits on the condition variable until the pipeline is free, unless that
+///   thread owns the pipeline of some other store (``OwnedPipelines``): then it hands its action to this
+///   pipeline's owner through `queue` instead, since waiting could close a cycle of stores and deadlock.
 /// - With no middleware and no subscribers, a dispatch is one lock, one reducer call and one unlock.
 ///
 /// ## Lifetime
