@@ -9,7 +9,8 @@ let package = Package(
         .executable(name: "sluice-demo", targets: ["SluiceDemo"]),
     ],
     targets: [
-        .target(name: "Sluice"),
+        .target(name: "CSluiceSupport"),
+        .target(name: "Sluice", dependencies: ["CSluiceSupport"]),
         .target(name: "SluiceTesting", dependencies: ["Sluice"]),
         .target(name: "SluiceDemoKit", dependencies: ["Sluice"]),
         .executableTarget(name: "SluiceDemo", dependencies: ["SluiceDemoKit"]),

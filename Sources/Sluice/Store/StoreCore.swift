@@ -123,7 +123,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     }
 
     /// Makes the calling thread the pipeline's owner; called with `lock` held.
-    @usableFromInline
+    @inlinable
     func takePipeline() {
         isDispatching = true
         owner = ThreadID.current

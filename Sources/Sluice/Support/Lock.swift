@@ -1,3 +1,5 @@
+import CSluiceSupport
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -133,29 +135,25 @@ package struct ThreadID: Equatable, Sendable {
     package static let none = ThreadID(raw: 0)
 }
 
-/// How many store pipelines the calling thread owns right now, in a thread-local slot.
+/// How many store pipelines the calling thread owns right now, in a thread-local variable.
 ///
 /// A thread that owns a pipeline and dispatches into another store whose pipeline another thread owns hands its
 /// action over to that thread instead of waiting for it: waiting could deadlock when the other thread dispatches
 /// back (two stores whose subscribers dispatch into each other, driven from two threads).
+///
+/// The variable is a C `__thread` variable (`CSluiceSupport`): one instruction to read or change, where
+/// `pthread_getspecific` costs about twenty and a Swift global's lazy initialization more.
 @usableFromInline
 package enum OwnedPipelines {
-    private static let key: pthread_key_t = {
-        var key = pthread_key_t()
-        let error = pthread_key_create(&key, nil)
-        precondition(error == 0, "Sluice: pthread_key_create failed with \(error)")
-        return key
-    }()
-
     /// The number of pipelines the calling thread owns.
     @usableFromInline
     package static var count: Int {
-        Int(bitPattern: pthread_getspecific(key))
+        csluice_owned_pipelines_count()
     }
 
     /// Records that the calling thread took (`+1`) or gave up (`-1`) a pipeline.
     @usableFromInline
     package static func add(_ delta: Int) {
-        pthread_setspecific(key, UnsafeRawPointer(bitPattern: count + delta))
+        csluice_owned_pipelines_add(delta)
     }
 }
