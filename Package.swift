@@ -5,10 +5,18 @@ let package = Package(
     name: "sluice",
     products: [
         .library(name: "Sluice", targets: ["Sluice"]),
+        .library(name: "SluiceTesting", targets: ["SluiceTesting"]),
+        .executable(name: "sluice-demo", targets: ["SluiceDemo"]),
     ],
     targets: [
-        .target(name: "Sluice"),
-        .testTarget(name: "SluiceTests", dependencies: ["Sluice"]),
+        .target(name: "CSluiceSupport"),
+        .target(name: "Sluice", dependencies: ["CSluiceSupport"]),
+        .target(name: "SluiceTesting", dependencies: ["Sluice"]),
+        .target(name: "SluiceDemoKit", dependencies: ["Sluice"]),
+        .executableTarget(name: "SluiceDemo", dependencies: ["SluiceDemoKit"]),
+        .testTarget(name: "SluiceTests", dependencies: ["Sluice", "SluiceTesting"]),
+        .testTarget(name: "SluiceTestingTests", dependencies: ["Sluice", "SluiceTesting"]),
+        .testTarget(name: "SluiceDemoTests", dependencies: ["SluiceDemoKit", "Sluice"]),
     ],
     swiftLanguageModes: [.v6]
 )

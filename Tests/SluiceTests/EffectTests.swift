@@ -355,6 +355,27 @@ import Testing
         #expect(store.runningEffectCount == 0)
     }
 
+    @Test func anEffectStartedByATakeLatestRunIsCancelledWhenTheRunIsSuperseded() async throws {
+        let tasks = Locked<[Task<Bool, any Error>]>([])
+        let startEffect = Middlewares.takeLatest { (action: TestAction, api: MiddlewareAPI<TestState, TestAction>) in
+            guard action == .increment else { return }
+            tasks.append(
+                api.start { api in
+                    await waitUntilCancelled()
+                    return api.isCancelled
+                }
+            )
+        }
+        let store = Store(initialState: TestState(), reducer: testReducer, middleware: [Middleware(startEffect)])
+        store.dispatch(.increment)
+        store.dispatch(.increment)
+        // The first run was superseded by the second, and its effect with it.
+        #expect(try await tasks.current[0].value)
+        #expect(store.runningEffectCount == 1)
+        tasks.current[1].cancel()
+        #expect(try await tasks.current[1].value)
+    }
+
     @Test func finishedChildrenDoNotPileUpHandlersInTheirParent() async throws {
         let store = Store(initialState: TestState(), reducer: testReducer)
         let handlers = try await store.run { api in

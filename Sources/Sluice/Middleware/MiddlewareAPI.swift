@@ -45,8 +45,13 @@ public struct MiddlewareAPI<State: Sendable, Action: Sendable>: Sendable {
         MiddlewareAPI(core: core, cancellation: cancellation)
     }
 
-    /// Registers work to run when the store goes away; runs it at once if it already has.
-    package func onStoreTeardown(_ handler: @escaping @Sendable () -> Void) {
-        core.onTeardown(handler)
+    /// What cancels work started by this run: the run's own cancellation, or else the store's lifetime.
+    package var runCancellation: Cancellation {
+        cancellation ?? core.lifetime
+    }
+
+    /// Cancelled when the store goes away.
+    package var storeLifetime: Cancellation {
+        core.lifetime
     }
 }

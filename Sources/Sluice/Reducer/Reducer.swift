@@ -108,26 +108,20 @@ public func combineReducers<State, Action>(_ reducers: Reducer<State, Action>...
 
 /// Combines an array of reducers into one that runs them in array order.
 public func combineReducers<State, Action>(_ reducers: [Reducer<State, Action>]) -> Reducer<State, Action> {
-    switch reducers.count {
-    case 0:
+    guard var combined = reducers.first else {
         return .identity
-    case 1:
-        return reducers[0]
-    case 2:
-        let first = reducers[0].reduce
-        let second = reducers[1].reduce
-        return Reducer(mutating: { state, action in
+    }
+    // Nested pairs rather than a loop over an array of closures: the loop retained and released every closure
+    // on every action.
+    for next in reducers.dropFirst() {
+        let first = combined.reduce
+        let second = next.reduce
+        combined = Reducer(mutating: { state, action in
             first(&state, action)
             second(&state, action)
         })
-    default:
-        let all = reducers.map(\.reduce)
-        return Reducer(mutating: { state, action in
-            for reduce in all {
-                reduce(&state, action)
-            }
-        })
     }
+    return combined
 }
 
 /// Runs a reducer of a part of the state, found by key path, for every action.
@@ -142,13 +136,15 @@ public func combineReducers<State, Action>(_ reducers: [Reducer<State, Action>])
 /// - Parameters:
 ///   - keyPath: Where the part lives in the parent state.
 ///   - reducer: The reducer of the part; it sees every action of the parent.
+@inlinable
 public func withKey<State, Substate, Action>(
     _ keyPath: any WritableKeyPath<State, Substate> & Sendable,
     use reducer: Reducer<Substate, Action>
 ) -> Reducer<State, Action> {
     let reduce = reducer.reduce
+    let part = KeyPathWriter(keyPath)
     return Reducer(mutating: { state, action in
-        reduce(&state[keyPath: keyPath], action)
+        part.modify(&state) { reduce(&$0, action) }
     })
 }
 
@@ -168,15 +164,17 @@ public func withKey<State, Substate, Action>(
 ///   - keyPath: Where the part lives in the parent state.
 ///   - toLocal: Returns the child's action for a parent action, or `nil` to skip the child.
 ///   - reducer: The reducer of the part.
+@inlinable
 public func withKey<State, Substate, Action, LocalAction>(
     _ keyPath: any WritableKeyPath<State, Substate> & Sendable,
     action toLocal: @escaping @Sendable (Action) -> LocalAction?,
     use reducer: Reducer<Substate, LocalAction>
 ) -> Reducer<State, Action> {
     let reduce = reducer.reduce
+    let part = KeyPathWriter(keyPath)
     return Reducer(mutating: { state, action in
         if let local = toLocal(action) {
-            reduce(&state[keyPath: keyPath], local)
+            part.modify(&state) { reduce(&$0, local) }
         }
     })
 }

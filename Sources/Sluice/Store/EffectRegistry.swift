@@ -16,21 +16,19 @@ final class EffectRegistry: @unchecked Sendable {
     /// The tokens of the running effects that have an id, in start order.
     private var tokensByID: [AnyHashable: [UInt64]] = [:]
     private var nextToken: UInt64 = 0
-    /// Set when the store goes away: effects that start later start cancelled.
-    private var isClosed = false
 
     init() {}
 
     /// Records a starting effect and returns its token.
     ///
     /// With `cancelInFlight`, the running effects with the same id are cancelled before this returns (so before
-    /// the new effect's work starts). Once the store is gone, `cancellation` is cancelled at once.
+    /// the new effect's work starts). The store's going away is not the registry's business: every effect's
+    /// cancellation descends from the store's lifetime.
     func register(_ cancellation: Cancellation, id: AnyHashable?, cancelInFlight: Bool) -> UInt64 {
         var superseded: [Cancellation] = []
-        let (token, isClosed): (UInt64, Bool) = lock.withLock {
+        let token: UInt64 = lock.withLock {
             nextToken &+= 1
             let token = nextToken
-            guard !self.isClosed else { return (token, true) }
             if let id {
                 if cancelInFlight, let tokens = tokensByID.removeValue(forKey: id) {
                     for old in tokens {
@@ -42,13 +40,10 @@ final class EffectRegistry: @unchecked Sendable {
                 tokensByID[id, default: []].append(token)
             }
             running[token] = Entry(id: id, cancellation: cancellation)
-            return (token, false)
+            return token
         }
         for old in superseded {
             old.cancel()
-        }
-        if isClosed {
-            cancellation.cancel()
         }
         return token
     }
@@ -71,21 +66,6 @@ final class EffectRegistry: @unchecked Sendable {
         let cancelled: [Cancellation] = lock.withLock {
             guard let tokens = tokensByID.removeValue(forKey: id) else { return [] }
             return tokens.compactMap { running.removeValue(forKey: $0)?.cancellation }
-        }
-        for cancellation in cancelled {
-            cancellation.cancel()
-        }
-    }
-
-    /// Cancels every running effect, and every effect that starts from now on: the store is gone.
-    func cancelAll() {
-        let cancelled: [Cancellation] = lock.withLock {
-            isClosed = true
-            defer {
-                running = [:]
-                tokensByID = [:]
-            }
-            return running.sorted { $0.key < $1.key }.map(\.value.cancellation)
         }
         for cancellation in cancelled {
             cancellation.cancel()

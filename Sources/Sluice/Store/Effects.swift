@@ -46,7 +46,7 @@ extension Store {
     public func run<T: Sendable>(
         _ work: @escaping @Sendable (MiddlewareAPI<State, Action>) async throws -> T
     ) async throws -> T {
-        try await awaitEffect(core.startEffect(id: nil, cancelInFlight: false, parent: nil, work))
+        try await awaitEffect(core.startEffect(id: nil, cancelInFlight: false, parent: core.lifetime, work))
     }
 
     /// Runs asynchronous work under an id, which ``cancel(id:)`` (and a later effect with `cancelInFlight`) can
@@ -73,7 +73,7 @@ extension Store {
         _ work: @escaping @Sendable (MiddlewareAPI<State, Action>) async throws -> T
     ) async throws -> T {
         try await awaitEffect(
-            core.startEffect(id: AnyHashable(id), cancelInFlight: cancelInFlight, parent: nil, work)
+            core.startEffect(id: AnyHashable(id), cancelInFlight: cancelInFlight, parent: core.lifetime, work)
         )
     }
 
@@ -89,7 +89,7 @@ extension Store {
     public func start<T: Sendable>(
         _ work: @escaping @Sendable (MiddlewareAPI<State, Action>) async throws -> T
     ) -> Task<T, any Error> {
-        core.startEffect(id: nil, cancelInFlight: false, parent: nil, work)
+        core.startEffect(id: nil, cancelInFlight: false, parent: core.lifetime, work)
     }
 
     /// Starts asynchronous work under an id in a new `Task`, and returns the task at once.
@@ -107,7 +107,7 @@ extension Store {
         cancelInFlight: Bool = false,
         _ work: @escaping @Sendable (MiddlewareAPI<State, Action>) async throws -> T
     ) -> Task<T, any Error> {
-        core.startEffect(id: AnyHashable(id), cancelInFlight: cancelInFlight, parent: nil, work)
+        core.startEffect(id: AnyHashable(id), cancelInFlight: cancelInFlight, parent: core.lifetime, work)
     }
 
     /// Cancels every running effect that was started with `id`.
@@ -145,7 +145,7 @@ extension MiddlewareAPI {
     public func run<T: Sendable>(
         _ work: @escaping @Sendable (MiddlewareAPI<State, Action>) async throws -> T
     ) async throws -> T {
-        try await awaitEffect(core.startEffect(id: nil, cancelInFlight: false, parent: cancellation, work))
+        try await awaitEffect(core.startEffect(id: nil, cancelInFlight: false, parent: runCancellation, work))
     }
 
     /// Runs asynchronous work under an id and returns its result; see ``Store/run(id:cancelInFlight:_:)``.
@@ -155,7 +155,7 @@ extension MiddlewareAPI {
         _ work: @escaping @Sendable (MiddlewareAPI<State, Action>) async throws -> T
     ) async throws -> T {
         try await awaitEffect(
-            core.startEffect(id: AnyHashable(id), cancelInFlight: cancelInFlight, parent: cancellation, work)
+            core.startEffect(id: AnyHashable(id), cancelInFlight: cancelInFlight, parent: runCancellation, work)
         )
     }
 
@@ -164,7 +164,7 @@ extension MiddlewareAPI {
     public func start<T: Sendable>(
         _ work: @escaping @Sendable (MiddlewareAPI<State, Action>) async throws -> T
     ) -> Task<T, any Error> {
-        core.startEffect(id: nil, cancelInFlight: false, parent: cancellation, work)
+        core.startEffect(id: nil, cancelInFlight: false, parent: runCancellation, work)
     }
 
     /// Starts asynchronous work under an id and returns the task at once; see ``Store/start(id:cancelInFlight:_:)``.
@@ -174,7 +174,7 @@ extension MiddlewareAPI {
         cancelInFlight: Bool = false,
         _ work: @escaping @Sendable (MiddlewareAPI<State, Action>) async throws -> T
     ) -> Task<T, any Error> {
-        core.startEffect(id: AnyHashable(id), cancelInFlight: cancelInFlight, parent: cancellation, work)
+        core.startEffect(id: AnyHashable(id), cancelInFlight: cancelInFlight, parent: runCancellation, work)
     }
 
     /// Cancels every running effect of the store that was started with `id`; see ``Store/cancel(id:)``.
@@ -186,6 +186,9 @@ extension MiddlewareAPI {
 extension StoreCore {
     /// Registers an effect, then starts its task.
     ///
+    /// `parent` is the store's lifetime or a cancellable run that leads to it, so freeing the store (or cancelling
+    /// the run) cancels the effect; an effect started after that starts cancelled.
+    ///
     /// The order matters: registering first means that `cancelInFlight` has cancelled the older effects before the
     /// new work starts, and that a cancel made as soon as this returns finds the effect. The effect's cancellation
     /// and its task cancel each other: cancelling the task (or the task awaiting it) makes the dispatches no-ops,
@@ -193,7 +196,7 @@ extension StoreCore {
     func startEffect<T: Sendable>(
         id: AnyHashable?,
         cancelInFlight: Bool,
-        parent: Cancellation?,
+        parent: Cancellation,
         _ work: @escaping @Sendable (MiddlewareAPI<State, Action>) async throws -> T
     ) -> Task<T, any Error> {
         let cancellation = Cancellation(parent: parent)

@@ -25,8 +25,9 @@ struct StateSource<Value: Sendable>: Sendable {
             return Subscription(core: core, id: id)
         }
         onTeardown = { handler in
-            guard let key = core.onTeardown(handler) else { return {} }
-            return { core.removeTeardown(key) }
+            let lifetime = core.lifetime
+            guard let key = lifetime.onCancel(handler) else { return {} }
+            return { lifetime.removeHandler(key) }
         }
     }
 
@@ -65,6 +66,6 @@ extension Store {
 
     /// The number of handlers that run when the store goes away (for tests).
     package var teardownHandlerCount: Int {
-        core.lock.withLock { core.teardownHandlers.count }
+        core.lifetime.handlerCount
     }
 }

@@ -7,6 +7,7 @@
 public final class Subscription: Sendable, Hashable {
     private let onCancel: @Sendable () -> Void
 
+    @usableFromInline
     init<State, Action>(core: StoreCore<State, Action>, id: UInt64) {
         onCancel = { core.unsubscribe(id) }
     }

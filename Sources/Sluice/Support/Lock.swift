@@ -1,3 +1,5 @@
+import CSluiceSupport
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -131,4 +133,27 @@ package struct ThreadID: Equatable, Sendable {
     /// No thread.
     @usableFromInline
     package static let none = ThreadID(raw: 0)
+}
+
+/// How many store pipelines the calling thread owns right now, in a thread-local variable.
+///
+/// A thread that owns a pipeline and dispatches into another store whose pipeline another thread owns hands its
+/// action over to that thread instead of waiting for it: waiting could deadlock when the other thread dispatches
+/// back (two stores whose subscribers dispatch into each other, driven from two threads).
+///
+/// The variable is a C `__thread` variable (`CSluiceSupport`): one instruction to read or change, where
+/// `pthread_getspecific` costs about twenty and a Swift global's lazy initialization more.
+@usableFromInline
+package enum OwnedPipelines {
+    /// The number of pipelines the calling thread owns.
+    @usableFromInline
+    package static var count: Int {
+        csluice_owned_pipelines_count()
+    }
+
+    /// Records that the calling thread took (`+1`) or gave up (`-1`) a pipeline.
+    @usableFromInline
+    package static func add(_ delta: Int) {
+        csluice_owned_pipelines_add(delta)
+    }
 }

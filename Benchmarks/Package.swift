@@ -1,0 +1,55 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+// The Sluice benchmark suite: `swift package benchmark` in this directory runs every area (see README.md).
+// A separate package, so that the library itself keeps no dependencies.
+
+// SwiftPM names a path dependency after its directory, and a clone of Sluice may live in a directory of any name.
+let sluicePackage = String(Context.packageDirectory.split(separator: "/").dropLast().last ?? "sluice")
+
+let package = Package(
+    name: "sluice-benchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(path: ".."),
+        // The trait list replaces the default traits, which on Linux with Swift 6.3 also enable `RuntimeInterposer`:
+        // its package (ordo-one/swift-runtime-interposer) fails to resolve there. `MallocInterposer` is what
+        // counts heap allocations (`mallocCountTotal`).
+        .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        // What the areas share: the counter state and reducer, thread helpers, the common configuration.
+        .target(
+            name: "BenchmarkSupport",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Sluice", package: sluicePackage),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // Not a benchmark: a plain executable to count the instructions of a dispatch with valgrind's callgrind.
+        .executableTarget(
+            name: "DispatchProfile",
+            dependencies: [.product(name: "Sluice", package: sluicePackage)],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+    ]
+)
+
+// One executable target per area, at `Benchmarks/<Area>/<Area>.swift`. (`DispatchPath`, not `Dispatch`: a module
+// of that name would hide the Dispatch library.)
+for area in ["Floors", "DispatchPath", "Subscribers", "LargeState", "Concurrency", "Modifiers"] {
+    package.targets.append(
+        .executableTarget(
+            name: area,
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Sluice", package: sluicePackage),
+                "BenchmarkSupport",
+            ],
+            path: "Benchmarks/\(area)",
+            swiftSettings: [.swiftLanguageMode(.v6)],
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        )
+    )
+}

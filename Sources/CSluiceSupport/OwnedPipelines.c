@@ -1,0 +1,3 @@
+#include "CSluiceSupport.h"
+
+__thread intptr_t csluice_owned_pipelines = 0;

@@ -1,0 +1,108 @@
+public import Dispatch
+
+extension Middlewares {
+    /// Runs a side effect once with the last action after `interval` of quiet.
+    ///
+    /// Each accepted action restarts the timer; when `interval` passes with no new accepted action, the effect runs
+    /// on `scheduler` with the last one. A superseded action's run never starts.
+    ///
+    /// ```
+    /// actions (ms):  0  50  100            400  450
+    /// interval 200:                  ● (100, at 300)      ● (450, at 650)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - interval: The quiet time. `.nanoseconds(0)` runs every action at once; `.never` never runs.
+    ///     A negative interval stops the program.
+    ///   - scheduler: Where the runs happen and what time it is; by default a serial queue of this modifier.
+    ///   - effect: The effect to debounce; only the actions it accepts restart the timer.
+    public static func debounce<State, Action>(
+        _ interval: DispatchTimeInterval,
+        on scheduler: any EffectScheduler = DispatchQueueScheduler(),
+        _ effect: SideEffect<State, Action>
+    ) -> SideEffect<State, Action> {
+        let nanoseconds = interval.nanoseconds(checking: "Middlewares.debounce")
+        if nanoseconds == 0 {
+            return effect
+        }
+        return SideEffect(accepts: effect.accepts) { storeAPI in
+            let handler = effect.install(storeAPI)
+            let timed = TimedEffect(
+                machine: DebounceStateMachine<EffectRun<State, Action>>(interval: nanoseconds),
+                scheduler: scheduler,
+                lifetime: storeAPI.storeLifetime
+            ) { run in run.api.runUnlessCancelled(handler, run.action) }
+            return { action, api in timed.receive(EffectRun(action: action, api: api)) }
+        }
+    }
+
+    /// Runs `run` once with the last action after `interval` of quiet; see ``debounce(_:on:_:)``.
+    public static func debounce<State, Action>(
+        _ interval: DispatchTimeInterval,
+        on scheduler: any EffectScheduler = DispatchQueueScheduler(),
+        _ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) -> Void
+    ) -> SideEffect<State, Action> {
+        debounce(interval, on: scheduler, SideEffect(run))
+    }
+}
+
+/// The quiet timer of `debounce`.
+///
+/// A restart only moves the deadline; the armed timer, when it fires early, re-arms itself for the new deadline.
+/// So a burst of actions costs one timer, not one per action.
+struct DebounceStateMachine<Run>: TimedStateMachine {
+    /// The quiet time; `nil` for never.
+    let interval: UInt64?
+    private var pending: Run?
+    private var deadline: DispatchTime?
+    private var isTimerArmed = false
+    private(set) var timerGeneration: UInt64 = 0
+
+    init(interval: UInt64?) {
+        self.interval = interval
+    }
+
+    mutating func receive(_ run: Run, at now: DispatchTime) -> TimedDecision<Run> {
+        var decision = TimedDecision<Run>()
+        if let owed = pending, let due = deadline, now >= due {
+            // The quiet time passed and the timer is late: that run is owed.
+            decision.owed.append(owed)
+        }
+        guard let newDeadline = now.adding(interval) else {
+            // `.never`: nothing ever runs.
+            pending = nil
+            return decision
+        }
+        pending = run
+        deadline = newDeadline
+        if !isTimerArmed {
+            isTimerArmed = true
+            timerGeneration &+= 1
+            decision.armTimer = (newDeadline, timerGeneration)
+        }
+        return decision
+    }
+
+    mutating func timerFired(at now: DispatchTime) -> TimedDecision<Run> {
+        var decision = TimedDecision<Run>()
+        isTimerArmed = false
+        guard let run = pending, let due = deadline else { return decision }
+        if now < due {
+            isTimerArmed = true
+            timerGeneration &+= 1
+            decision.armTimer = (due, timerGeneration)
+            return decision
+        }
+        pending = nil
+        deadline = nil
+        decision.runNow.append(run)
+        return decision
+    }
+
+    mutating func reset() {
+        pending = nil
+        deadline = nil
+        isTimerArmed = false
+        timerGeneration &+= 1
+    }
+}

@@ -1,0 +1,99 @@
+public import Dispatch
+
+extension Middlewares {
+    /// Runs a side effect for every accepted action, `interval` later, in order.
+    ///
+    /// ```
+    /// actions (ms):  0  30        100
+    /// delay 50:          ● (0, at 50)  ● (30, at 80)   ● (100, at 150)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - interval: How much later. `.nanoseconds(0)` runs synchronously inside `dispatch`; `.never` never runs.
+    ///     A negative interval stops the program.
+    ///   - scheduler: Where the runs happen and what time it is; by default a serial queue of this modifier.
+    ///   - effect: The effect to delay.
+    public static func delay<State, Action>(
+        _ interval: DispatchTimeInterval,
+        on scheduler: any EffectScheduler = DispatchQueueScheduler(),
+        _ effect: SideEffect<State, Action>
+    ) -> SideEffect<State, Action> {
+        let nanoseconds = interval.nanoseconds(checking: "Middlewares.delay")
+        if nanoseconds == 0 {
+            return effect
+        }
+        return SideEffect(accepts: effect.accepts) { storeAPI in
+            let handler = effect.install(storeAPI)
+            let timed = TimedEffect(
+                machine: DelayStateMachine<EffectRun<State, Action>>(interval: nanoseconds),
+                scheduler: scheduler,
+                lifetime: storeAPI.storeLifetime
+            ) { run in run.api.runUnlessCancelled(handler, run.action) }
+            return { action, api in timed.receive(EffectRun(action: action, api: api)) }
+        }
+    }
+
+    /// Runs `run` for every action, `interval` later, in order; see ``delay(_:on:_:)``.
+    public static func delay<State, Action>(
+        _ interval: DispatchTimeInterval,
+        on scheduler: any EffectScheduler = DispatchQueueScheduler(),
+        _ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) -> Void
+    ) -> SideEffect<State, Action> {
+        delay(interval, on: scheduler, SideEffect(run))
+    }
+}
+
+/// The queue of `delay`: one armed timer, for the oldest entry; entries fire in arrival order.
+struct DelayStateMachine<Run>: TimedStateMachine {
+    /// The delay; `nil` for never.
+    let interval: UInt64?
+    private var entries: [(deadline: DispatchTime, run: Run)] = []
+    private var head = 0
+    private var isTimerArmed = false
+    private(set) var timerGeneration: UInt64 = 0
+
+    init(interval: UInt64?) {
+        self.interval = interval
+    }
+
+    mutating func receive(_ run: Run, at now: DispatchTime) -> TimedDecision<Run> {
+        var decision = TimedDecision<Run>()
+        guard let deadline = now.adding(interval) else { return decision }
+        entries.append((deadline, run))
+        if !isTimerArmed {
+            isTimerArmed = true
+            timerGeneration &+= 1
+            decision.armTimer = (entries[head].deadline, timerGeneration)
+        }
+        return decision
+    }
+
+    mutating func timerFired(at now: DispatchTime) -> TimedDecision<Run> {
+        var decision = TimedDecision<Run>()
+        isTimerArmed = false
+        while head < entries.count, entries[head].deadline <= now {
+            decision.runNow.append(entries[head].run)
+            head += 1
+        }
+        if head == entries.count {
+            entries.removeAll(keepingCapacity: true)
+            head = 0
+        } else {
+            if head > 64 && head * 2 > entries.count {
+                entries.removeFirst(head)
+                head = 0
+            }
+            isTimerArmed = true
+            timerGeneration &+= 1
+            decision.armTimer = (entries[head].deadline, timerGeneration)
+        }
+        return decision
+    }
+
+    mutating func reset() {
+        entries.removeAll()
+        head = 0
+        isTimerArmed = false
+        timerGeneration &+= 1
+    }
+}

@@ -1,0 +1,137 @@
+/// Work triggered by an action after the reducer handled it: a request, a write, a timer, a log line.
+///
+/// A side effect never delays, drops or duplicates the action: lifted into the chain with
+/// ``Middleware/init(_:)-(SideEffect<State,Action>)``, it passes every action to the reducer first, then runs. The
+/// modifiers in ``Middlewares`` (``Middlewares/filter(_:_:)-(_,SideEffect<State,Action>)``,
+/// ``Middlewares/takeLatest(_:)-(SideEffect<State,Action>)``,
+/// ``Middlewares/throttle(_:latest:on:_:)-(_,_,_,SideEffect<State,Action>)``,
+/// ``Middlewares/debounce(_:on:_:)-(_,_,SideEffect<State,Action>)``,
+/// ``Middlewares/delay(_:on:_:)-(_,_,SideEffect<State,Action>)``) decide when and whether the work runs.
+///
+/// ```swift
+/// let save = SideEffect<AppState, AppAction> { action, api in
+///     try? storage.write(api.state.orders)
+/// }
+/// let middleware = Middleware(Middlewares.debounce(.seconds(1), save))
+/// ```
+///
+/// The `async` form runs in a `Task` that the store owns: the task is cancelled when `takeLatest` supersedes the
+/// run and when the store goes away.
+///
+/// ```swift
+/// let lookup = SideEffect<AppState, AppAction> { action, api in
+///     guard case .quoteRequested(let symbol) = action else { return }
+///     let quote = await quotes.fetch(symbol)
+///     api.dispatch(.quoteReceived(quote))  // does nothing if this run was superseded
+/// }
+/// ```
+///
+/// A side effect value can serve several stores: the state of its modifiers (windows, timers, the current run)
+/// is created for each store when the store installs it.
+public struct SideEffect<State: Sendable, Action: Sendable>: Sendable {
+    /// Whether the effect wants to run for an action; modifiers count only the actions it accepts.
+    @usableFromInline
+    let accepts: (@Sendable (Action) -> Bool)?
+    /// Called once per store; returns the handler of that store, which runs the effect for accepted actions.
+    @usableFromInline
+    let install: @Sendable (MiddlewareAPI<State, Action>) -> Handler
+
+    /// Runs the effect for one accepted action with the API of this run.
+    @usableFromInline
+    typealias Handler = @Sendable (Action, MiddlewareAPI<State, Action>) -> Void
+
+    @usableFromInline
+    init(
+        accepts: (@Sendable (Action) -> Bool)?,
+        install: @escaping @Sendable (MiddlewareAPI<State, Action>) -> Handler
+    ) {
+        self.accepts = accepts
+        self.install = install
+    }
+
+    /// Creates a side effect that runs synchronously, on the dispatching thread, after each action was reduced.
+    ///
+    /// - Parameter run: The work; `api.dispatch` from here is queued and processed after the current action.
+    public init(_ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) -> Void) {
+        self.init(accepts: nil, install: { _ in run })
+    }
+
+    /// Creates a side effect that runs in a new `Task` owned by the store, after each action was reduced.
+    ///
+    /// The task is cancelled when the run is superseded (``Middlewares/takeLatest(_:)-(SideEffect<State,Action>)``)
+    /// and when the store goes away; check `Task.isCancelled` or `api.isCancelled` at suspension points.
+    /// `api.dispatch` does nothing once the run is cancelled.
+    public init(_ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) async -> Void) {
+        self.init(
+            accepts: nil,
+            install: { _ in
+                { action, api in
+                    let cancellation = api.runCancellation
+                    let task = TaskHandle()
+                    guard let key = cancellation.onCancel({ task.cancel() }) else { return }
+                    task.start {
+                        await run(action, api)
+                        cancellation.removeHandler(key)
+                    }
+                }
+            }
+        )
+    }
+
+    /// Whether this effect runs for `action` (`false` when a ``Middlewares/filter(_:_:)-(_,SideEffect<State,Action>)``
+    /// inside it rejects the action).
+    @inlinable
+    func isAccepted(_ action: Action) -> Bool {
+        accepts?(action) ?? true
+    }
+}
+
+extension Middleware {
+    /// Lifts a side effect into the chain: each action goes to `next` (so the reducer sees it at once), then the
+    /// effect runs for it.
+    public init(_ sideEffect: SideEffect<State, Action>) {
+        self.init { api in
+            let handler = sideEffect.install(api)
+            return { next in
+                if let accepts = sideEffect.accepts {
+                    return { action in
+                        next(action)
+                        if accepts(action) {
+                            handler(action, api)
+                        }
+                    }
+                }
+                return { action in
+                    next(action)
+                    handler(action, api)
+                }
+            }
+        }
+    }
+}
+
+/// A task that can be cancelled before it exists: `cancel()` then cancels it as soon as it starts.
+///
+/// `@unchecked Sendable`: `task` and `isCancelled` are guarded by `lock`.
+final class TaskHandle: @unchecked Sendable {
+    private let lock = Lock()
+    private var task: Task<Void, Never>?
+    private var isCancelled = false
+
+    func start(_ operation: sending @escaping @isolated(any) () async -> Void) {
+        let task = Task(operation: operation)
+        let cancelNow: Bool = lock.withLock {
+            self.task = task
+            return isCancelled
+        }
+        if cancelNow { task.cancel() }
+    }
+
+    func cancel() {
+        let task: Task<Void, Never>? = lock.withLock {
+            isCancelled = true
+            return self.task
+        }
+        task?.cancel()
+    }
+}

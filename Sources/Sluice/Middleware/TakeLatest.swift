@@ -1,0 +1,57 @@
+extension Middlewares {
+    /// Runs a side effect so that each run supersedes the previous one.
+    ///
+    /// When an action that the effect accepts arrives, the previous run is cancelled: its `api.dispatch`
+    /// becomes a no-op, its `api.isCancelled` turns `true`, its `async` task is cancelled, and the work that
+    /// modifiers inside it scheduled for it (a `delay`ed or `debounce`d run) does not start. Then the effect runs
+    /// for the new action. An action that the effect does not accept supersedes nothing.
+    ///
+    /// ```swift
+    /// let quotes = Middlewares.takeLatest(SideEffect<AppState, AppAction> { action, api in
+    ///     guard case .quoteRequested(let symbol) = action else { return }
+    ///     let quote = await service.quote(symbol)
+    ///     api.dispatch(.quoteReceived(quote))  // dropped if a newer request superseded this one
+    /// })
+    /// ```
+    public static func takeLatest<State, Action>(_ effect: SideEffect<State, Action>) -> SideEffect<State, Action> {
+        SideEffect(accepts: effect.accepts) { storeAPI in
+            let handler = effect.install(storeAPI)
+            let current = LatestRun()
+            return { action, api in
+                let run = Cancellation(parent: api.runCancellation)
+                current.replace(with: run)?.cancel()
+                handler(action, api.cancellable(by: run))
+            }
+        }
+    }
+
+    /// Runs `run` for each action so that each run supersedes the previous one; see ``takeLatest(_:)``.
+    public static func takeLatest<State, Action>(
+        _ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) async -> Void
+    ) -> SideEffect<State, Action> {
+        takeLatest(SideEffect(run))
+    }
+
+    /// Runs `run` for each action so that each run supersedes the previous one; see ``takeLatest(_:)``.
+    public static func takeLatest<State, Action>(
+        _ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) -> Void
+    ) -> SideEffect<State, Action> {
+        takeLatest(SideEffect(run))
+    }
+}
+
+/// The cancellation of the current run of a `takeLatest`, for one store.
+///
+/// `@unchecked Sendable`: `run` is guarded by `lock`.
+private final class LatestRun: @unchecked Sendable {
+    private let lock = Lock()
+    private var run: Cancellation?
+
+    /// Makes `new` the current run and returns the previous one.
+    func replace(with new: Cancellation) -> Cancellation? {
+        lock.withLock {
+            defer { run = new }
+            return run
+        }
+    }
+}

@@ -1,0 +1,121 @@
+public import Dispatch
+
+extension Middlewares {
+    /// Runs a side effect at most once per `interval`, on the leading edge, optionally also with the newest
+    /// action on the trailing edge.
+    ///
+    /// An accepted action that finds no open window runs the effect at once, synchronously inside `dispatch`,
+    /// and opens the window `[t, t + interval)`. Actions inside the window are dropped, or, with `latest: true`,
+    /// the newest of them runs when the window ends (on `scheduler`) and opens a new window from there, as
+    /// redux-saga's `throttle`. Work due at an instant runs before an action dispatched at that instant.
+    ///
+    /// ```
+    /// actions (ms):       0  10  20 … 90 100 110 … 190 200 … 300 … 340
+    /// interval 100:       ●                ●               ●       ●          runs with 0, 100, 200, 300
+    /// latest: true:       ●                ● (90)          ● (190) ● (290)  ● (340, at 400)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - interval: The length of a window. `.nanoseconds(0)` runs every action; `.never` runs only the first.
+    ///     A negative interval stops the program.
+    ///   - latest: Whether the newest action dropped inside a window runs when the window ends.
+    ///   - scheduler: Where trailing runs happen and what time it is; by default a serial queue of this modifier.
+    ///   - effect: The effect to throttle; only the actions it accepts count.
+    public static func throttle<State, Action>(
+        _ interval: DispatchTimeInterval,
+        latest: Bool = false,
+        on scheduler: any EffectScheduler = DispatchQueueScheduler(),
+        _ effect: SideEffect<State, Action>
+    ) -> SideEffect<State, Action> {
+        let nanoseconds = interval.nanoseconds(checking: "Middlewares.throttle")
+        if nanoseconds == 0 {
+            return effect
+        }
+        return SideEffect(accepts: effect.accepts) { storeAPI in
+            let handler = effect.install(storeAPI)
+            let timed = TimedEffect(
+                machine: ThrottleStateMachine<EffectRun<State, Action>>(interval: nanoseconds, latest: latest),
+                scheduler: scheduler,
+                lifetime: storeAPI.storeLifetime
+            ) { run in run.api.runUnlessCancelled(handler, run.action) }
+            return { action, api in timed.receive(EffectRun(action: action, api: api)) }
+        }
+    }
+
+    /// Runs `run` at most once per `interval`; see ``throttle(_:latest:on:_:)``.
+    public static func throttle<State, Action>(
+        _ interval: DispatchTimeInterval,
+        latest: Bool = false,
+        on scheduler: any EffectScheduler = DispatchQueueScheduler(),
+        _ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) -> Void
+    ) -> SideEffect<State, Action> {
+        throttle(interval, latest: latest, on: scheduler, SideEffect(run))
+    }
+}
+
+/// The windows of `throttle`.
+struct ThrottleStateMachine<Run>: TimedStateMachine {
+    /// The window length; `nil` for a window that never ends.
+    let interval: UInt64?
+    let latest: Bool
+    /// The end of the current window; `nil` before the first run, or for a window that never ends.
+    private var windowEnd: DispatchTime?
+    private var isOpen = false
+    /// The newest action dropped inside the window (with `latest`), which runs when it ends.
+    private var pending: Run?
+    private(set) var timerGeneration: UInt64 = 0
+
+    init(interval: UInt64?, latest: Bool) {
+        self.interval = interval
+        self.latest = latest
+    }
+
+    mutating func receive(_ run: Run, at now: DispatchTime) -> TimedDecision<Run> {
+        var decision = TimedDecision<Run>()
+        if isOpen, let end = windowEnd, now >= end {
+            if let owed = pending {
+                // The trailing run was due at `end` and the timer is late: it runs (on the scheduler) and opens
+                // the window [end, end + interval) as if the timer had been on time.
+                pending = nil
+                timerGeneration &+= 1
+                decision.owed.append(owed)
+                windowEnd = end.adding(interval)
+                if windowEnd.map({ now >= $0 }) ?? false {
+                    isOpen = false
+                }
+            } else {
+                isOpen = false
+            }
+        }
+        guard isOpen else {
+            isOpen = true
+            windowEnd = now.adding(interval)
+            decision.runNow.append(run)
+            return decision
+        }
+        guard latest else { return decision }
+        let hadPending = pending != nil
+        pending = run
+        if !hadPending, let end = windowEnd {
+            timerGeneration &+= 1
+            decision.armTimer = (end, timerGeneration)
+        }
+        return decision
+    }
+
+    mutating func timerFired(at now: DispatchTime) -> TimedDecision<Run> {
+        var decision = TimedDecision<Run>()
+        guard let run = pending, let end = windowEnd else { return decision }
+        pending = nil
+        // The trailing run opens the next window at the end of this one.
+        windowEnd = end.adding(interval)
+        isOpen = true
+        decision.runNow.append(run)
+        return decision
+    }
+
+    mutating func reset() {
+        pending = nil
+        timerGeneration &+= 1
+    }
+}

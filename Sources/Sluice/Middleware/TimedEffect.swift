@@ -1,0 +1,113 @@
+import Dispatch
+
+/// One accepted action and the API of its run, as the time-based modifiers hold them until they run.
+struct EffectRun<State: Sendable, Action: Sendable>: Sendable {
+    let action: Action
+    let api: MiddlewareAPI<State, Action>
+}
+
+/// The per-store part of a time-based modifier: a state machine behind a lock, a scheduler, and the handler of
+/// the wrapped effect.
+///
+/// The state machine decides; this class runs what it decided, always outside the lock: runs of the effect,
+/// and timers on the scheduler. When the store goes away the timer is cancelled and the machine is reset, so no
+/// work runs afterwards and nothing that the work captured stays alive.
+///
+/// `@unchecked Sendable`: `machine` and `timer` are guarded by `lock`.
+final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
+    typealias Run = Machine.Run
+    private let lock = Lock()
+    private var machine: Machine
+    private var timer: ScheduledWork?
+    private let scheduler: any EffectScheduler
+    private let handler: @Sendable (Run) -> Void
+
+    init(
+        machine: Machine,
+        scheduler: any EffectScheduler,
+        lifetime: Cancellation,
+        handler: @escaping @Sendable (Run) -> Void
+    ) {
+        self.machine = machine
+        self.scheduler = scheduler
+        self.handler = handler
+        lifetime.onCancel { [weak self] in self?.tearDown() }
+    }
+
+    /// An accepted action arrived (on the dispatching thread).
+    func receive(_ run: Run) {
+        let now = scheduler.now
+        let decision = lock.withLock { machine.receive(run, at: now) }
+        perform(decision)
+    }
+
+    private func fire(_ generation: UInt64) {
+        let now = scheduler.now
+        let decision: TimedDecision<Run>? = lock.withLock {
+            guard machine.timerGeneration == generation else { return nil }
+            timer = nil
+            return machine.timerFired(at: now)
+        }
+        if let decision { perform(decision) }
+    }
+
+    private func perform(_ decision: TimedDecision<Run>) {
+        for run in decision.owed {
+            // Due before this moment but not yet run because the scheduler was late: run it on the scheduler.
+            _ = scheduler.schedule(after: DispatchTime(uptimeNanoseconds: 1)) { [handler] in handler(run) }
+        }
+        if let (deadline, generation) = decision.armTimer {
+            let work = scheduler.schedule(after: deadline) { [weak self] in self?.fire(generation) }
+            let stale: ScheduledWork? = lock.withLock {
+                guard machine.timerGeneration == generation else { return work }
+                defer { timer = work }
+                return timer
+            }
+            stale?.cancel()
+        }
+        for run in decision.runNow {
+            handler(run)
+        }
+    }
+
+    private func tearDown() {
+        let timer: ScheduledWork? = lock.withLock {
+            machine.reset()
+            defer { self.timer = nil }
+            return self.timer
+        }
+        timer?.cancel()
+    }
+}
+
+/// What a time-based modifier does next.
+struct TimedDecision<Run> {
+    /// Runs of the effect to perform now, in order, on the calling thread.
+    var runNow: [Run] = []
+    /// Runs that were due before now: performed on the scheduler as soon as possible.
+    var owed: [Run] = []
+    /// A timer to arm at this deadline, replacing any armed one; it fires with this generation.
+    var armTimer: (deadline: DispatchTime, generation: UInt64)?
+}
+
+/// The state machine of a time-based modifier; pure and synchronous, so that it is easy to reason about.
+protocol TimedStateMachine: SendableMetatype {
+    associatedtype Run: Sendable
+    /// Changes whenever the armed timer is replaced or disarmed; a timer that fires with an old generation is stale.
+    var timerGeneration: UInt64 { get }
+    /// An action arrived at `now`.
+    mutating func receive(_ run: Run, at now: DispatchTime) -> TimedDecision<Run>
+    /// The armed timer fired at `now`.
+    mutating func timerFired(at now: DispatchTime) -> TimedDecision<Run>
+    /// The store went away: forget everything.
+    mutating func reset()
+}
+
+extension MiddlewareAPI {
+    /// Runs the wrapped effect's handler unless this run was cancelled (superseded, or the store is gone).
+    func runUnlessCancelled(_ handler: SideEffect<State, Action>.Handler, _ action: Action) {
+        if !isCancelled {
+            handler(action, self)
+        }
+    }
+}

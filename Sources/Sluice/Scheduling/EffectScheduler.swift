@@ -1,0 +1,145 @@
+public import Dispatch
+
+/// Where the time-based modifiers run their trailing, debounced and delayed work, and what time it is there.
+///
+/// Sluice's own schedulers are ``DispatchQueueScheduler`` (real time, on a `DispatchQueue`) and
+/// `SluiceTesting.TestScheduler` (virtual time, for tests). Time is `DispatchTime`: monotonic, never `Date()`.
+///
+/// The name is not `Scheduler`: Combine has a protocol of that name, which `DispatchQueue` conforms to on
+/// Apple platforms.
+public protocol EffectScheduler: Sendable {
+    /// The scheduler's current time.
+    var now: DispatchTime { get }
+
+    /// Runs `work` once, at `deadline` or as soon as possible after it, unless the returned work is cancelled.
+    ///
+    /// A deadline in the past means "as soon as possible". Work scheduled for the same deadline runs in the
+    /// order in which it was scheduled.
+    func schedule(after deadline: DispatchTime, _ work: @escaping @Sendable () -> Void) -> ScheduledWork
+}
+
+/// A piece of work on an ``EffectScheduler``, which can be cancelled until it starts.
+///
+/// Cancelling releases the work closure (and whatever it captured) at once. An implementation of
+/// ``EffectScheduler`` creates one per `schedule` call and calls ``run()`` when it is due.
+public final class ScheduledWork: Sendable {
+    private let state: LockedWork
+
+    /// Creates pending work.
+    public init(_ work: @escaping @Sendable () -> Void) {
+        state = LockedWork(work)
+    }
+
+    /// Runs the work, unless it was cancelled or has run already.
+    public func run() {
+        state.take()?()
+    }
+
+    /// Cancels the work if it has not started; does nothing otherwise. Idempotent.
+    public func cancel() {
+        let work = state.take()
+        _ = work  // released here, outside the lock
+    }
+
+    /// `true` until the work runs or is cancelled.
+    public var isPending: Bool {
+        state.isPending
+    }
+}
+
+/// `@unchecked Sendable`: `work` is guarded by `lock`.
+private final class LockedWork: @unchecked Sendable {
+    private let lock = Lock()
+    private var work: (@Sendable () -> Void)?
+
+    init(_ work: @escaping @Sendable () -> Void) {
+        self.work = work
+    }
+
+    func take() -> (@Sendable () -> Void)? {
+        lock.withLock {
+            defer { work = nil }
+            return work
+        }
+    }
+
+    var isPending: Bool {
+        lock.withLock { work != nil }
+    }
+}
+
+/// An ``EffectScheduler`` that runs work on a `DispatchQueue`, at `DispatchTime` deadlines.
+///
+/// ```swift
+/// Middlewares.debounce(.milliseconds(300), on: .queue(.main)) { action, api in save(api.state) }
+/// ```
+public struct DispatchQueueScheduler: EffectScheduler {
+    /// The queue the work runs on.
+    public let queue: DispatchQueue
+
+    /// A scheduler on `queue`.
+    public init(queue: DispatchQueue) {
+        self.queue = queue
+    }
+
+    /// A scheduler on a new serial queue of its own.
+    public init() {
+        queue = DispatchQueue(label: "sluice.effect-scheduler")
+    }
+
+    /// `DispatchTime.now()`.
+    public var now: DispatchTime {
+        DispatchTime.now()
+    }
+
+    public func schedule(after deadline: DispatchTime, _ work: @escaping @Sendable () -> Void) -> ScheduledWork {
+        let scheduled = ScheduledWork(work)
+        queue.asyncAfter(deadline: deadline) {
+            scheduled.run()
+        }
+        return scheduled
+    }
+}
+
+extension EffectScheduler where Self == DispatchQueueScheduler {
+    /// A scheduler that runs work on `queue`.
+    public static func queue(_ queue: DispatchQueue) -> DispatchQueueScheduler {
+        DispatchQueueScheduler(queue: queue)
+    }
+}
+
+// MARK: - Intervals
+
+extension DispatchTimeInterval {
+    /// The interval in nanoseconds; `nil` for `.never` (and for intervals too long to represent).
+    ///
+    /// Stops the program, naming `operatorName`, if the interval is negative.
+    package func nanoseconds(checking operatorName: String) -> UInt64? {
+        let value: Int
+        let scale: Int
+        switch self {
+        case .seconds(let seconds): (value, scale) = (seconds, 1_000_000_000)
+        case .milliseconds(let milliseconds): (value, scale) = (milliseconds, 1_000_000)
+        case .microseconds(let microseconds): (value, scale) = (microseconds, 1_000)
+        case .nanoseconds(let nanoseconds): (value, scale) = (nanoseconds, 1)
+        case .never: return nil
+        @unknown default: return nil
+        }
+        precondition(
+            value >= 0,
+            "Sluice: \(operatorName): the interval must not be negative, got \(self)."
+        )
+        let (product, overflow) = value.multipliedReportingOverflow(by: scale)
+        return overflow ? nil : UInt64(product)
+    }
+}
+
+extension DispatchTime {
+    /// This time plus `nanoseconds`; `nil` means never, and a sum past the end of time is never too.
+    package func adding(_ nanoseconds: UInt64?) -> DispatchTime? {
+        guard let nanoseconds else { return nil }
+        let (sum, overflow) = uptimeNanoseconds.addingReportingOverflow(nanoseconds)
+        return overflow || sum >= DispatchTime.distantFuture.uptimeNanoseconds
+            ? nil : DispatchTime(uptimeNanoseconds: sum)
+    }
+}

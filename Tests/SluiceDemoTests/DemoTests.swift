@@ -1,0 +1,97 @@
+import Foundation
+import Sluice
+import SluiceDemoKit
+import Testing
+
+@Suite struct DemoOptionsTests {
+    @Test func defaults() throws {
+        #expect(try DemoOptions.parse([]) == DemoOptions(orders: 100_000, producers: 4, quiet: false, help: false))
+    }
+
+    @Test func parsesEveryOption() throws {
+        let options = try DemoOptions.parse(["--orders", "500", "--producers", "2", "--quiet"])
+        #expect(options == DemoOptions(orders: 500, producers: 2, quiet: true))
+        #expect(try DemoOptions.parse(["--help"]).help)
+        #expect(try DemoOptions.parse(["-h"]).help)
+    }
+
+    @Test(arguments: [
+        (["--bogus"], "unknown option '--bogus'"),
+        (["--orders"], "--orders needs a value"),
+        (["--orders", "ten"], "--orders takes a whole number from 1 to 10000000, got 'ten'"),
+        (["--orders", "0"], "--orders takes a whole number from 1 to 10000000, got '0'"),
+        (["--producers", "-3"], "--producers takes a whole number from 1 to 64, got '-3'"),
+        (["--producers", "65"], "--producers takes a whole number from 1 to 64, got '65'"),
+        (["--quiet", "extra"], "unknown option 'extra'"),
+    ])
+    func rejectsBadArguments(arguments: [String], message: String) {
+        #expect(throws: DemoOptions.ParseError(description: message)) {
+            try DemoOptions.parse(arguments)
+        }
+    }
+}
+
+@Suite struct DemoDomainTests {
+    private func reduce(_ actions: [ServiceAction], stock: [SKU: Int] = ["apple": 5]) -> ServiceState {
+        actions.reduce(into: ServiceState(stock: stock)) { state, action in
+            serviceReducer.reduce(into: &state, action)
+        }
+    }
+
+    @Test func orderLifecycleMovesThroughTheStages() {
+        let order = Order(id: 1, sku: "apple", quantity: 2, priceCents: 150)
+        let rejected = Order(id: 2, sku: "apple", quantity: 9, priceCents: 150)
+        let state = reduce([
+            .placeOrder(order), .placeOrder(rejected), .fulfill(order), .reject(rejected, .outOfStock),
+        ])
+        #expect(state.orders.placed == 2)
+        #expect(state.orders.pending == 0)
+        #expect(state.orders.fulfilled == 1)
+        #expect(state.orders.rejected == 1)
+        #expect(state.orders.revenueCents == 300)
+        #expect(state.inventory.stock["apple"] == 3)
+        #expect(state.metrics.actions == 4)
+        #expect(state.metrics.lastOrderID == 2)
+    }
+
+    @Test func inventoryOnlySeesItsOwnActions() {
+        #expect(InventoryAction(.restock("fig", quantity: 3)) == .add("fig", 3))
+        #expect(InventoryAction(.placeOrder(Order(id: 1, sku: "fig", quantity: 1, priceCents: 1))) == nil)
+        let state = reduce([.restock("fig", quantity: 10)], stock: [:])
+        #expect(state.inventory.stock == ["fig": 10])
+        #expect(state.inventory.restocks == 1)
+    }
+
+    @Test func quotesKeepTheLastRequestAndResult() {
+        let state = reduce([
+            .requestQuote("apple", requestID: 5), .requestQuote("fig", requestID: 3),
+            .quoteReceived("fig", requestID: 3, priceCents: 42),
+        ])
+        #expect(state.quotes.lastRequestID == 3)
+        #expect(state.quotes.lastReceivedID == 3)
+        #expect(state.quotes.lastPriceCents == ["fig": 42])
+    }
+
+    @Test func ordersAreDeterministic() {
+        #expect(demoOrder(id: 7) == demoOrder(id: 7))
+        #expect((1...30).map { demoOrder(id: $0).quantity }.allSatisfy { (1...3).contains($0) })
+        #expect(Set((1...16).map { demoOrder(id: $0).sku }) == Set(demoCatalogue.keys))
+    }
+}
+
+@Suite struct DemoScenarioTests {
+    @Test func smallRunPassesEveryCheck() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-demo-test-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let summary = runDemo(DemoOptions(orders: 2_000, producers: 4, quiet: true), snapshotDirectory: directory)
+        #expect(summary.passed, "\(summary.report)")
+        #expect(summary.finalState.orders.placed == 2_000)
+        #expect(summary.dispatches == 2_000 + 4)  // every 500th order also requests a quote
+        #expect(summary.checks.count == 5)
+        #expect(summary.effectRuns.first { $0.name == "fulfilment (filter)" }?.count == 2_000)
+        #expect(summary.effectRuns.first { $0.name == "snapshot written (debounce)" }.map { $0.count >= 1 } == true)
+        #expect(summary.report.contains("All checks passed."))
+        #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("state.json").path))
+        #expect(!summary.logExcerpt.isEmpty)
+    }
+}

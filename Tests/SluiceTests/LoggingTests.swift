@@ -1,0 +1,670 @@
+import Foundation
+import Sluice
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `Middlewares.logging`: the line format, the duration, the state diff, filtering, truncation, sampling, and
+/// concurrent use. The clock is injected, so every line is asserted exactly.
+@Suite struct LoggingTests {
+    // MARK: Fixtures
+
+    /// A clock that moves only when told to.
+    final class FakeClock: Sendable {
+        private let time = Locked<UInt64>(1_000_000)
+
+        var now: UInt64 { time.current }
+
+        func advance(by nanoseconds: UInt64) {
+            time.withValue { $0 += nanoseconds }
+        }
+    }
+
+    /// A middleware that makes each action take `nanoseconds` of fake time in the rest of the chain.
+    static func costs(
+        _ nanoseconds: UInt64,
+        on clock: FakeClock
+    ) -> Middleware<TestState, TestAction> {
+        tap { _, _ in
+            clock.advance(by: nanoseconds)
+            return true
+        }
+    }
+
+    /// A store with the logging middleware first and an action cost of `cost` after it; returns the store and
+    /// the lines written.
+    static func makeStore(
+        cost: UInt64 = 1_000,
+        _ makeLogging: (@escaping @Sendable (String) -> Void, @escaping @Sendable () -> UInt64) ->
+            Middleware<TestState, TestAction>
+    ) -> (Store<TestState, TestAction>, Locked<[String]>) {
+        let lines = Locked<[String]>([])
+        let clock = FakeClock()
+        let logging = makeLogging({ line in lines.append(line) }, { clock.now })
+        let store = Store<TestState, TestAction>(
+            initialState: TestState(),
+            reducer: testReducer,
+            middleware: [logging, costs(cost, on: clock)]
+        )
+        return (store, lines)
+    }
+
+    struct Item: Sendable, Equatable {
+        var sku: String
+        var quantity: Int
+    }
+
+    enum Status: Sendable, Equatable {
+        case open
+        case shipped(at: Int)
+        case cancelled(reason: String, refund: Int)
+    }
+
+    struct Address: Sendable, Equatable {
+        var city: String
+    }
+
+    struct Orders: Sendable, Equatable {
+        var pending = 3
+        var items = [Item(sku: "A", quantity: 1), Item(sku: "B", quantity: 2), Item(sku: "C", quantity: 1)]
+        var status = Status.open
+        var discount: Int?
+        var address: Address?
+    }
+
+    struct Shop: Sendable, Equatable {
+        var orders = Orders()
+        var revenue = 0
+        var tags: Set<String> = []
+        var stock: [String: Int] = ["A": 5]
+    }
+
+    enum ShopAction: Sendable, Equatable {
+        case place(Item)
+        case restock(String)
+        case ship(at: Int)
+        case cancel(String)
+        case setDiscount(Int?)
+        case setCity(String?)
+        case tag(String)
+        case noop
+    }
+
+    static let shopReducer = Reducer<Shop, ShopAction>(mutating: { state, action in
+        switch action {
+        case .place(let item):
+            state.orders.pending += 1
+            state.orders.items.append(item)
+            state.revenue += 10 * item.quantity
+        case .restock(let sku):
+            state.orders.items[0].quantity += 1
+            state.stock[sku] = 5
+        case .ship(let time):
+            state.orders.status = .shipped(at: time)
+            state.orders.pending -= 1
+        case .cancel(let reason):
+            state.orders.status = .cancelled(reason: reason, refund: 3)
+        case .setDiscount(let discount):
+            state.orders.discount = discount
+        case .setCity(let city):
+            state.orders.address = city.map(Address.init(city:))
+        case .tag(let tag):
+            state.tags.insert(tag)
+        case .noop:
+            break
+        }
+    })
+
+    /// Dispatches `actions` on a shop store with `Middlewares.logging(diff: true, ...)`; each action takes 1µs.
+    static func diffLines(
+        maxChanges: Int = 8,
+        maxLineLength: Int? = nil,
+        _ actions: [ShopAction]
+    ) -> [String] {
+        let lines = Locked<[String]>([])
+        let clock = FakeClock()
+        let store = Store<Shop, ShopAction>(
+            initialState: Shop(),
+            reducer: shopReducer,
+            middleware: [
+                Middlewares.logging(
+                    diff: true,
+                    maxChanges: maxChanges,
+                    maxLineLength: maxLineLength,
+                    sink: { lines.append($0) },
+                    clock: { clock.now }
+                ),
+                Middleware { _ in
+                    { next in
+                        { action in
+                            clock.advance(by: 1_000)
+                            next(action)
+                        }
+                    }
+                },
+            ]
+        )
+        for action in actions {
+            store.dispatch(action)
+        }
+        return lines.current
+    }
+
+    // MARK: Line and duration
+
+    @Test func oneLinePerActionWithActionAndDuration() {
+        let (store, lines) = Self.makeStore(cost: 1_500) { sink, clock in
+            Middlewares.logging(sink: sink, clock: clock)
+        }
+        store.dispatch(.increment)
+        store.dispatch(.add(41))
+        store.dispatch(.record("x"))
+        #expect(lines.current == ["increment in 1.5µs", "add(41) in 1.5µs", #"record("x") in 1.5µs"#])
+        #expect(store.state.count == 42)
+    }
+
+    @Test func durationIsTheTimeOfTheRestOfTheChainOnly() {
+        let lines = Locked<[String]>([])
+        let clock = FakeClock()
+        let store = Store<TestState, TestAction>(
+            initialState: TestState(),
+            reducer: testReducer,
+            middleware: [
+                Self.costs(5_000, on: clock),  // before the logger: not counted
+                Middlewares.logging(sink: { lines.append($0) }, clock: { clock.now }),
+                Self.costs(2_000_000, on: clock),  // after the logger: counted
+            ]
+        )
+        store.dispatch(.increment)
+        #expect(lines.current == ["increment in 2ms"])
+    }
+
+    @Test(
+        arguments: [
+            (0, "0ns"), (850, "850ns"), (999, "999ns"), (1_000, "1µs"), (1_500, "1.5µs"), (12_345, "12.3µs"),
+            (999_940, "999.9µs"), (999_960, "1ms"), (3_240_000, "3.2ms"), (1_400_000_000, "1.4s"),
+            (61_000_000_000, "61s"),
+        ] as [(UInt64, String)]
+    )
+    func durationIsFormattedForPeople(nanoseconds: UInt64, expected: String) {
+        let (store, lines) = Self.makeStore(cost: nanoseconds) { sink, clock in
+            Middlewares.logging(sink: sink, clock: clock)
+        }
+        store.dispatch(.noop)
+        #expect(lines.current == ["noop in \(expected)"])
+    }
+
+    @Test func actionsDispatchedWhileLoggingGetTheirOwnLinesAfterwards() {
+        let lines = Locked<[String]>([])
+        let clock = FakeClock()
+        let store = Store<TestState, TestAction>(
+            initialState: TestState(),
+            reducer: testReducer,
+            middleware: [
+                Middlewares.logging(sink: { lines.append($0) }, clock: { clock.now }),
+                tap { action, api in
+                    clock.advance(by: 1_000)
+                    if action == .increment { api.dispatch(.add(2)) }
+                    return true
+                },
+            ]
+        )
+        store.dispatch(.increment)
+        // The queued add(2) is not part of increment's duration.
+        #expect(lines.current == ["increment in 1µs", "add(2) in 1µs"])
+        #expect(store.state.count == 3)
+    }
+
+    @Test func actionsAreDescribedCompactly() {
+        enum Inner: Sendable {
+            case place(id: Int, quantity: Int)
+            case cancel
+            case note(String)
+        }
+        enum Outer: Sendable {
+            case orders(Inner)
+            case tick
+            case batch([Int])
+            case maybe(Int?)
+        }
+        struct Described: Sendable, CustomStringConvertible {
+            var description: String { "custom!" }
+        }
+        let lines = Locked<[String]>([])
+        let outer = Store<Int, Outer>(
+            initialState: 0,
+            reducer: .identity,
+            middleware: [Middlewares.logging(sink: { lines.append($0) }, clock: { 7 })]
+        )
+        outer.dispatch(.orders(.place(id: 1, quantity: 2)))
+        outer.dispatch(.orders(.cancel))
+        outer.dispatch(.orders(.note("rush")))
+        outer.dispatch(.tick)
+        outer.dispatch(.batch([1, 2, 3]))
+        outer.dispatch(.maybe(nil))
+        outer.dispatch(.maybe(4))
+        let described = Store<Int, Described>(
+            initialState: 0,
+            reducer: .identity,
+            middleware: [Middlewares.logging(sink: { lines.append($0) }, clock: { 7 })]
+        )
+        described.dispatch(Described())
+        #expect(
+            lines.current == [
+                "orders(.place(id: 1, quantity: 2)) in 0ns",
+                "orders(.cancel) in 0ns",
+                #"orders(.note("rush")) in 0ns"#,
+                "tick in 0ns",
+                "batch([1, 2, 3]) in 0ns",
+                "maybe(nil) in 0ns",
+                "maybe(4) in 0ns",
+                "custom! in 0ns",
+            ]
+        )
+    }
+
+    // MARK: Diff
+
+    @Test func diffListsChangedFieldsOfNestedStructsWithDottedPaths() {
+        let lines = Self.diffLines([.place(Item(sku: "D", quantity: 2))])
+        #expect(
+            lines == [
+                #"place(Item(sku: "D", quantity: 2)) in 1µs | orders.pending: 3 -> 4; orders.items: 3 items -> 4 items; revenue: 0 -> 20"#
+            ]
+        )
+    }
+
+    @Test func diffOfACollectionWithTheSameCountSaysItChanged() {
+        let lines = Self.diffLines([.restock("B"), .tag("new"), .tag("new")])
+        #expect(
+            lines == [
+                #"restock("B") in 1µs | orders.items: 3 items (changed); stock: 1 item -> 2 items"#,
+                #"tag("new") in 1µs | tags: 0 items -> 1 item"#,
+                #"tag("new") in 1µs | no change"#,
+            ]
+        )
+    }
+
+    @Test func diffComparesEnumsAsWholeValues() {
+        let lines = Self.diffLines([.ship(at: 12), .cancel("late")])
+        #expect(
+            lines == [
+                "ship(at: 12) in 1µs | orders.pending: 3 -> 2; orders.status: .open -> .shipped(at: 12)",
+                #"cancel("late") in 1µs | orders.status: .shipped(at: 12) -> .cancelled(reason: "late", refund: 3)"#,
+            ]
+        )
+    }
+
+    @Test func diffLooksThroughOptionals() {
+        let lines = Self.diffLines([
+            .setDiscount(5), .setDiscount(7), .setDiscount(nil), .setCity("Oslo"), .setCity("Bergen"), .setCity(nil),
+        ])
+        #expect(
+            lines == [
+                "setDiscount(5) in 1µs | orders.discount: nil -> 5",
+                "setDiscount(7) in 1µs | orders.discount: 5 -> 7",
+                "setDiscount(nil) in 1µs | orders.discount: 7 -> nil",
+                #"setCity("Oslo") in 1µs | orders.address: nil -> Address(city: "Oslo")"#,
+                #"setCity("Bergen") in 1µs | orders.address.city: "Oslo" -> "Bergen""#,
+                #"setCity(nil) in 1µs | orders.address: Address(city: "Bergen") -> nil"#,
+            ]
+        )
+    }
+
+    @Test func diffOfAnActionThatChangedNothingSaysSo() {
+        #expect(Self.diffLines([.noop]) == ["noop in 1µs | no change"])
+    }
+
+    @Test func diffListsAtMostMaxChangesAndCountsTheRest() {
+        let lines = Self.diffLines(maxChanges: 1, [.place(Item(sku: "D", quantity: 1))])
+        #expect(lines == [#"place(Item(sku: "D", quantity: 1)) in 1µs | orders.pending: 3 -> 4; +2 more"#])
+    }
+
+    @Test func diffCutsLongValues() {
+        let long = String(repeating: "x", count: 100)
+        let lines = Self.diffLines([.setCity(long)])
+        let shown = "Address(city: \"" + String(repeating: "x", count: 44) + "…"
+        #expect(lines.count == 1)
+        #expect(lines.first?.hasSuffix("| orders.address: nil -> \(shown)") == true)
+    }
+
+    @Test func diffWorksOnStatesThatAreNotEquatable() {
+        final class Box: Sendable {
+            let value: Int
+            init(_ value: Int) { self.value = value }
+        }
+        struct Loose: Sendable {
+            var count = 0
+            var name = "a"
+            var boxes: [Box] = [Box(1)]
+            var tuple = (x: 1, 2)
+        }
+        enum LooseAction: Sendable { case bump, rename, addBox, replaceBox, moveTuple }
+        let lines = Locked<[String]>([])
+        let store = Store<Loose, LooseAction>(
+            initialState: Loose(),
+            reducer: Reducer(mutating: { state, action in
+                switch action {
+                case .bump: state.count += 1
+                case .rename: state.name = "b"
+                case .addBox: state.boxes.append(Box(2))
+                case .replaceBox: state.boxes[0] = Box(9)
+                case .moveTuple: state.tuple.1 = 3
+                }
+            }),
+            middleware: [Middlewares.logging(diff: true, sink: { lines.append($0) }, clock: { 0 })]
+        )
+        for action in [LooseAction.bump, .rename, .addBox, .replaceBox, .moveTuple] {
+            store.dispatch(action)
+        }
+        #expect(
+            lines.current == [
+                "bump in 0ns | count: 0 -> 1",
+                #"rename in 0ns | name: "a" -> "b""#,
+                "addBox in 0ns | boxes: 1 item -> 2 items",
+                // Elements that are not Equatable are not compared: only the count is.
+                "replaceBox in 0ns | no change",
+                "moveTuple in 0ns | tuple.1: 2 -> 3",
+            ]
+        )
+    }
+
+    @Test func diffOfAStateThatIsOneValueNamesItState() {
+        let lines = Locked<[String]>([])
+        let store = Store<Int, TestAction>(
+            initialState: 0,
+            reducer: Reducer(mutating: { count, _ in count += 1 }),
+            middleware: [Middlewares.logging(diff: true, sink: { lines.append($0) }, clock: { 0 })]
+        )
+        store.dispatch(.increment)
+        #expect(lines.current == ["increment in 0ns | state: 0 -> 1"])
+    }
+
+    /// A reference whose uniqueness the reducer checks: if the logger held a copy of the state, it is not unique.
+    final class Probe: Sendable {}
+
+    struct ProbedState: Sendable {
+        var probe = Probe()
+        var count = 0
+    }
+
+    /// Runs one action through a store with `middleware` and returns whether the reducer found the state's
+    /// storage unshared, i.e. whether nothing else held a copy of the state while it ran.
+    static func reducerSeesUniqueState(middleware: [Middleware<ProbedState, TestAction>]) -> Bool {
+        let unique = Locked<Bool?>(nil)
+        let store = Store<ProbedState, TestAction>(
+            initialState: ProbedState(),
+            reducer: Reducer(mutating: { state, _ in
+                let isUnique = isKnownUniquelyReferenced(&state.probe)
+                unique.withValue { $0 = isUnique }
+                state.count += 1
+            }),
+            middleware: middleware
+        )
+        store.dispatch(.increment)
+        #expect(store.state.count == 1)
+        return unique.current == true
+    }
+
+    @Test func withoutDiffTheStateIsNotHeldWhileTheReducerRuns() {
+        let lines = Locked<[String]>([])
+        // Control: without middleware the reducer sees the only reference; with the diff on, the logger holds the
+        // state from before the action, so the reducer does not.
+        #expect(Self.reducerSeesUniqueState(middleware: []))
+        #expect(
+            !Self.reducerSeesUniqueState(middleware: [
+                Middlewares.logging(diff: true, sink: { lines.append($0) }, clock: { 0 })
+            ])
+        )
+        #expect(
+            Self.reducerSeesUniqueState(middleware: [
+                Middlewares.logging(diff: false, sink: { lines.append($0) }, clock: { 0 })
+            ])
+        )
+        #expect(lines.current == ["increment in 0ns | count: 0 -> 1", "increment in 0ns"])
+    }
+
+    /// A value that counts how often it is reflected.
+    struct Watched: Sendable, CustomReflectable {
+        let reflections: Locked<Int>
+        var value = 0
+
+        var customMirror: Mirror {
+            reflections.withValue { $0 += 1 }
+            return Mirror(self, children: ["value": value])
+        }
+    }
+
+    struct WatchedState: Sendable {
+        var watched: Watched
+    }
+
+    /// How many times one logged action reflected the state, with the diff on or off.
+    static func reflections(diff: Bool) -> Int {
+        let reflections = Locked(0)
+        let lines = Locked<[String]>([])
+        let store = Store<WatchedState, TestAction>(
+            initialState: WatchedState(watched: Watched(reflections: reflections)),
+            reducer: Reducer(mutating: { state, _ in state.watched.value += 1 }),
+            middleware: [Middlewares.logging(diff: diff, sink: { lines.append($0) }, clock: { 0 })]
+        )
+        store.dispatch(.increment)
+        #expect(lines.current == [diff ? "increment in 0ns | watched.value: 0 -> 1" : "increment in 0ns"])
+        return reflections.current
+    }
+
+    @Test func withoutDiffTheStateIsNotReflected() {
+        #expect(Self.reflections(diff: true) > 0)
+        #expect(Self.reflections(diff: false) == 0)
+    }
+
+    // MARK: Options
+
+    @Test func includeSelectsTheLoggedActionsAndTheOthersStillPass() {
+        let (store, lines) = Self.makeStore { sink, clock in
+            Middlewares.logging(include: { $0 != .noop }, sink: sink, clock: clock)
+        }
+        for action in [TestAction.increment, .noop, .add(2), .noop] {
+            store.dispatch(action)
+        }
+        #expect(lines.current == ["increment in 1µs", "add(2) in 1µs"])
+        #expect(store.state.count == 3)
+    }
+
+    @Test func longLinesAreCutWithAnEllipsisKeepingTheDuration() {
+        let (store, lines) = Self.makeStore { sink, clock in
+            Middlewares.logging(maxLineLength: 24, sink: sink, clock: clock)
+        }
+        store.dispatch(.record(String(repeating: "a", count: 50)))
+        store.dispatch(.add(1))
+        #expect(lines.current == [#"record("aaaaaaaa… in 1µs"#, "add(1) in 1µs"])
+        #expect(lines.current.map(\.count) == [24, 13])
+    }
+
+    @Test func anActionsOwnDescriptionIsCutToo() {
+        struct Long: Sendable, CustomStringConvertible {
+            var description: String { String(repeating: "z", count: 100) }
+        }
+        let lines = Locked<[String]>([])
+        let store = Store<Int, Long>(
+            initialState: 0,
+            reducer: .identity,
+            middleware: [Middlewares.logging(maxLineLength: 20, sink: { lines.append($0) }, clock: { 0 })]
+        )
+        store.dispatch(Long())
+        #expect(lines.current == ["zzzzzzzzzzzz… in 0ns"])
+        #expect(lines.current.first?.count == 20)
+    }
+
+    @Test func theDiffPartIsCutToo() {
+        let lines = Self.diffLines(maxLineLength: 40, [.ship(at: 12)])
+        #expect(lines == ["ship(at: 12) in 1µs | orders.pending: 3…"])
+        #expect(lines.first?.count == 40)
+    }
+
+    @Test func withoutALimitLinesAreWhole() {
+        let long = String(repeating: "b", count: 500)
+        let (store, lines) = Self.makeStore { sink, clock in
+            Middlewares.logging(maxLineLength: nil, sink: sink, clock: clock)
+        }
+        store.dispatch(.record(long))
+        #expect(lines.current == ["record(\"\(long)\") in 1µs"])
+    }
+
+    @Test func samplingEveryNLogsTheFirstAndEveryNthAction() {
+        let (store, lines) = Self.makeStore { sink, clock in
+            Middlewares.logging(sampling: .every(3), sink: sink, clock: clock)
+        }
+        for amount in 1...10 {
+            store.dispatch(.add(amount))
+        }
+        #expect(lines.current == ["add(1) in 1µs", "add(4) in 1µs", "add(7) in 1µs", "add(10) in 1µs"])
+        #expect(store.state.count == 55)
+    }
+
+    @Test func samplingAtARateSpreadsTheLoggedActionsEvenly() {
+        let (store, lines) = Self.makeStore { sink, clock in
+            Middlewares.logging(sampling: .rate(0.3), sink: sink, clock: clock)
+        }
+        for amount in 1...20 {
+            store.dispatch(.add(amount))
+        }
+        // Indices 0, 4, 7, 10, 14, 17: where floor(k * 0.3) steps up.
+        #expect(lines.current == [1, 5, 8, 11, 15, 18].map { "add(\($0)) in 1µs" })
+    }
+
+    @Test func samplingCountsOnlyIncludedActionsAndEachStoreCountsItsOwn() {
+        let lines = Locked<[String]>([])
+        let logging: Middleware<TestState, TestAction> = Middlewares.logging(
+            sampling: .every(2),
+            include: { $0 != .noop },
+            sink: { lines.append($0) },
+            clock: { 0 }
+        )
+        let first = Store(initialState: TestState(), reducer: testReducer, middleware: [logging])
+        let second = Store(initialState: TestState(), reducer: testReducer, middleware: [logging])
+        for action in [TestAction.add(1), .noop, .add(2), .noop, .add(3)] {
+            first.dispatch(action)
+        }
+        second.dispatch(.add(100))
+        #expect(lines.current == ["add(1) in 0ns", "add(3) in 0ns", "add(100) in 0ns"])
+    }
+
+    @Test func samplingValuesThatMeanEverything() {
+        #expect(Middlewares.LogSampling.every(1) == .all)
+        #expect(Middlewares.LogSampling.rate(1) == .all)
+        #expect(Middlewares.LogSampling.every(2) != .all)
+    }
+
+    @Test func invalidOptionsStopWithAMessage() async {
+        await #expect(processExitsWith: .failure) {
+            _ = Middlewares.LogSampling.every(0)
+        }
+        await #expect(processExitsWith: .failure) {
+            _ = Middlewares.LogSampling.rate(0)
+        }
+        await #expect(processExitsWith: .failure) {
+            _ = Middlewares.LogSampling.rate(1.5)
+        }
+        await #expect(processExitsWith: .failure) {
+            _ = Middlewares.LogSampling.rate(.nan)
+        }
+        await #expect(processExitsWith: .failure) {
+            let _: Middleware<TestState, TestAction> = Middlewares.logging(maxLineLength: 0)
+        }
+        await #expect(processExitsWith: .failure) {
+            let _: Middleware<TestState, TestAction> = Middlewares.logging(maxChanges: 0)
+        }
+    }
+
+    // MARK: Concurrency
+
+    @Test func concurrentDispatchesLogExactlyOneLinePerAction() {
+        let threads = 8
+        let perThread = 250
+        let lines = Locked<[String]>([])
+        let store = Store<TestState, TestAction>(
+            initialState: TestState(),
+            reducer: testReducer,
+            middleware: [Middlewares.logging(diff: true, sink: { lines.append($0) }, clock: { 0 })]
+        )
+        runOnThreads(threads) { thread in
+            for index in 0..<perThread {
+                store.dispatch(.add(thread * 1_000 + index))
+            }
+        }
+        let logged = lines.current
+        #expect(logged.count == threads * perThread)
+        // Every action once, and each diff is consistent with its action: count grew by the amount added.
+        var seen = Set<Int>()
+        for line in logged {
+            let scanner = Scanner(string: line)
+            _ = scanner.scanString("add(")
+            let amount = scanner.scanInt() ?? -1
+            _ = scanner.scanUpToString("count: ")
+            _ = scanner.scanString("count: ")
+            let before = scanner.scanInt() ?? -1
+            _ = scanner.scanString("->")
+            let after = scanner.scanInt() ?? -1
+            #expect(after - before == amount, "\(line)")
+            seen.insert(amount)
+        }
+        let expected = Set((0..<threads).flatMap { thread in (0..<perThread).map { thread * 1_000 + $0 } })
+        #expect(seen == expected)
+    }
+
+    @Test func concurrentSamplingLogsAnExactShare() {
+        let threads = 4
+        let perThread = 1_000
+        let lines = Locked<[String]>([])
+        let store = Store<TestState, TestAction>(
+            initialState: TestState(),
+            reducer: testReducer,
+            middleware: [Middlewares.logging(sampling: .every(4), sink: { lines.append($0) }, clock: { 0 })]
+        )
+        runOnThreads(threads) { _ in
+            for _ in 0..<perThread {
+                store.dispatch(.increment)
+            }
+        }
+        #expect(lines.current.count == threads * perThread / 4)
+        #expect(store.state.count == threads * perThread)
+    }
+
+    @Test func writeLineWritesWholeLinesFromManyThreads() throws {
+        let path = FileManager.default.temporaryDirectory
+            .appendingPathComponent("sluice-logging-\(UUID().uuidString).log").path
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        try #require(descriptor >= 0)
+        defer {
+            close(descriptor)
+            unlink(path)
+        }
+        let threads = 4
+        let perThread = 500
+        runOnThreads(threads) { thread in
+            for index in 0..<perThread {
+                let filler = String(repeating: Character(UnicodeScalar(UInt8(97 + thread))), count: 100)
+                Middlewares.writeLine("thread \(thread) line \(index) \(filler)", toFileDescriptor: descriptor)
+            }
+        }
+        let written = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(written.hasSuffix("\n"))
+        let lines = written.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        #expect(lines.count == threads * perThread)
+        var expected = Set<String>()
+        for thread in 0..<threads {
+            let filler = String(repeating: Character(UnicodeScalar(UInt8(97 + thread))), count: 100)
+            for index in 0..<perThread {
+                expected.insert("thread \(thread) line \(index) \(filler)")
+            }
+        }
+        #expect(Set(lines.map(String.init)) == expected)
+    }
+}

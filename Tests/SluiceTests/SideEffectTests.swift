@@ -1,0 +1,238 @@
+import Dispatch
+import Foundation
+import Sluice
+import SluiceTesting
+import Testing
+
+@Suite struct SideEffectTests {
+    @Test func runsAfterTheReducerForEveryActionOnceInOrder() {
+        let seen = Locked<[String]>([])
+        let effect = SideEffect<TestState, TestAction> { action, api in
+            seen.append("\(action) count=\(api.state.count)")
+        }
+        let store = Store(initialState: TestState(), reducer: testReducer, middleware: [Middleware(effect)])
+        store.dispatch(.increment)
+        store.dispatch(.add(2))
+        #expect(seen.current == ["increment count=1", "add(2) count=3"])
+    }
+
+    @Test func dispatchFromAnEffectIsQueuedAndGoesThroughTheWholeChain() {
+        let firstSaw = Locked<[TestAction]>([])
+        let effectSawCountAfterDispatch = Locked<[Int]>([])
+        let effect = SideEffect<TestState, TestAction> { action, api in
+            if action == .increment {
+                api.dispatch(.add(10))
+                // Queued: not reduced yet while this effect still runs.
+                effectSawCountAfterDispatch.append(api.state.count)
+            }
+        }
+        let store = Store(
+            initialState: TestState(),
+            reducer: testReducer,
+            middleware: [
+                tap { action, _ in
+                    firstSaw.append(action)
+                    return true
+                },
+                Middleware(effect),
+            ]
+        )
+        store.dispatch(.increment)
+        #expect(firstSaw.current == [.increment, .add(10)])
+        #expect(effectSawCountAfterDispatch.current == [1])
+        #expect(store.state.count == 11)
+    }
+
+    @Test func oneSideEffectValueServesSeveralStoresWithStateOfItsOwnEach() {
+        let scheduler = TestScheduler()
+        let runs = Locked<[Int]>([])
+        let throttled = Middlewares.throttle(.seconds(10), on: scheduler) {
+            (action: TestAction, _: MiddlewareAPI<TestState, TestAction>) in
+            if case .add(let value) = action { runs.append(value) }
+        }
+        let first = Store(initialState: TestState(), reducer: testReducer, middleware: [Middleware(throttled)])
+        let second = Store(initialState: TestState(), reducer: testReducer, middleware: [Middleware(throttled)])
+        first.dispatch(.add(1))
+        first.dispatch(.add(2))  // dropped: first store's window is open
+        second.dispatch(.add(3))  // runs: the second store has its own window
+        #expect(runs.current == [1, 3])
+    }
+
+    @Test func asyncEffectRunsInATaskAndCanDispatch() async {
+        let effect = SideEffect<TestState, TestAction> { action, api in
+            if action == .increment {
+                await Task.yield()
+                api.dispatch(.add(41))
+            }
+        }
+        let store = Store(initialState: TestState(), reducer: testReducer, middleware: [Middleware(effect)])
+        store.dispatch(.increment)
+        #expect(await waitUntil { store.state.count == 42 })
+    }
+
+    @Test func freeingTheStoreCancelsItsAsyncEffects() async {
+        let outcome = Locked<String?>(nil)
+        var store: Store<TestState, TestAction>? = Store(
+            initialState: TestState(),
+            reducer: testReducer,
+            middleware: [
+                Middleware(
+                    SideEffect<TestState, TestAction> { _, api in
+                        while !Task.isCancelled { await Task.yield() }
+                        outcome.withValue { $0 = "cancelled, api cancelled: \(api.isCancelled)" }
+                    }
+                )
+            ]
+        )
+        store?.dispatch(.increment)
+        store = nil
+        #expect(await waitUntil { outcome.current != nil })
+        #expect(outcome.current == "cancelled, api cancelled: true")
+    }
+
+    @Test func freeingTheStoreCancelsPendingTimersAndReleasesMemory() {
+        final class Captured: Sendable {}
+        let scheduler = TestScheduler()
+        let ran = Locked(0)
+        weak var weakStore: Store<TestState, TestAction>?
+        weak var weakCaptured: Captured?
+        do {
+            let captured = Captured()
+            weakCaptured = captured
+            let effect = SideEffect<TestState, TestAction> { _, _ in
+                _ = captured
+                ran.withValue { $0 += 1 }
+            }
+            let store = Store(
+                initialState: TestState(),
+                reducer: testReducer,
+                middleware: [
+                    Middleware(Middlewares.debounce(.milliseconds(100), on: scheduler, effect)),
+                    Middleware(Middlewares.delay(.milliseconds(100), on: scheduler, effect)),
+                    Middleware(Middlewares.throttle(.milliseconds(100), latest: true, on: scheduler, effect)),
+                ]
+            )
+            weakStore = store
+            store.dispatch(.increment)  // the throttle's leading run
+            store.dispatch(.increment)
+            #expect(ran.current == 1)
+            #expect(scheduler.pendingWorkCount == 3)
+        }
+        #expect(weakStore == nil)
+        #expect(scheduler.pendingWorkCount == 0)
+        scheduler.run()
+        #expect(ran.current == 1)  // nothing ran after the store was gone
+        #expect(weakCaptured == nil)
+    }
+}
+
+@Suite struct CombineTests {
+    @Test func combinedMiddlewareRunsFirstOutermost() {
+        let events = Locked<[String]>([])
+        func named(_ name: String) -> Middleware<TestState, TestAction> {
+            Middleware { _ in
+                { next in
+                    { action in
+                        events.append("\(name) in")
+                        next(action)
+                        events.append("\(name) out")
+                    }
+                }
+            }
+        }
+        let store = Store(
+            initialState: TestState(),
+            reducer: testReducer,
+            middleware: [Middlewares.combine(named("a"), named("b")), named("c")]
+        )
+        store.dispatch(.increment)
+        #expect(events.current == ["a in", "b in", "c in", "c out", "b out", "a out"])
+    }
+
+    @Test func combinedSideEffectsRunInOrder() {
+        let events = Locked<[String]>([])
+        let effect = Middlewares.combine(
+            SideEffect<TestState, TestAction> { _, _ in events.append("first") },
+            SideEffect { _, _ in events.append("second") },
+            Middlewares.filter({ $0 == .noop }, SideEffect { _, _ in events.append("only noop") })
+        )
+        let store = Store(initialState: TestState(), reducer: testReducer, middleware: [Middleware(effect)])
+        store.dispatch(.increment)
+        store.dispatch(.noop)
+        #expect(events.current == ["first", "second", "first", "second", "only noop"])
+    }
+
+    @Test func combinedEffectAcceptsWhatAnyPartAccepts() {
+        let harness = EffectHarness { scheduler, effect in
+            Middlewares.throttle(
+                .milliseconds(100),
+                on: scheduler,
+                Middlewares.combine(
+                    Middlewares.filter({ $0 == .add(1) }, effect),
+                    Middlewares.filter({ $0 == .add(2) }, effect)
+                )
+            )
+        }
+        harness.store.dispatch(.add(3))  // accepted by no part: it opens no window
+        #expect(harness.recorded.isEmpty)
+        harness.store.dispatch(.add(1))  // accepted by the first part: runs and opens the window
+        harness.store.dispatch(.add(2))  // accepted by the second part: inside the window, dropped
+        #expect(harness.recorded.map(\.value) == [1])
+    }
+}
+
+@Suite struct DispatchQueueSchedulerTests {
+    @Test func debounceOnARealQueueRunsOnceWithTheLastAction() async {
+        let runs = Locked<[Int]>([])
+        let store = Store(
+            initialState: TestState(),
+            reducer: testReducer,
+            middleware: [
+                Middleware(
+                    Middlewares.debounce(.milliseconds(20)) {
+                        (action: TestAction, _: MiddlewareAPI<TestState, TestAction>) in
+                        if case .add(let value) = action { runs.append(value) }
+                    }
+                )
+            ]
+        )
+        for value in 1...5 { store.dispatch(.add(value)) }
+        #expect(await waitUntil { !runs.current.isEmpty })
+        #expect(runs.current == [5])
+    }
+
+    @Test func delayOnACallersQueueRunsThereInOrder() async {
+        let queue = DispatchQueue(label: "test.delay")
+        let key = DispatchSpecificKey<Bool>()
+        queue.setSpecific(key: key, value: true)
+        let runs = Locked<[String]>([])
+        let store = Store(
+            initialState: TestState(),
+            reducer: testReducer,
+            middleware: [
+                Middleware(
+                    Middlewares.delay(.milliseconds(5), on: .queue(queue)) {
+                        (action: TestAction, _: MiddlewareAPI<TestState, TestAction>) in
+                        if case .add(let value) = action {
+                            runs.append("\(value) on queue: \(DispatchQueue.getSpecific(key: key) ?? false)")
+                        }
+                    }
+                )
+            ]
+        )
+        for value in 1...3 { store.dispatch(.add(value)) }
+        #expect(await waitUntil { runs.current.count == 3 })
+        #expect(runs.current == ["1 on queue: true", "2 on queue: true", "3 on queue: true"])
+    }
+
+    @Test func scheduledWorkCancelsAndRunsAtMostOnce() {
+        let work = ScheduledWork {}
+        #expect(work.isPending)
+        work.run()
+        #expect(!work.isPending)
+        let cancelled = ScheduledWork {}
+        cancelled.cancel()
+        cancelled.cancel()
+        #expect(!cancelled.isPending)
+    }
+}
