@@ -106,6 +106,22 @@ import Testing
         #expect(!store.isObservedSinceLastChange)
     }
 
+    @Test func cancellingTheLastSubscriberAfterATrackedReadStillReportsTheChange() {
+        let store = Store(initialState: TestState(), reducer: testReducer)
+        let changes = Locked(0)
+        let subscription = store.subscribe { _ in }
+        track(store, changes)
+        subscription.cancel()
+        store.dispatch(.increment)
+        #expect(changes.current == 1)
+        // And a subscriber that comes and goes leaves the store unobserved once the change was reported.
+        let other = store.subscribe { _ in }
+        other.cancel()
+        #expect(!store.isObservedSinceLastChange)
+        store.dispatch(.increment)
+        #expect(changes.current == 1)
+    }
+
     @Test func aScopedReadIsTrackedToo() {
         let store = Store(initialState: TestState(), reducer: testReducer)
         let log = store.scope(\.log)

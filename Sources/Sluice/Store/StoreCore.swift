@@ -61,6 +61,10 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// which then tells `observation` about the change. See `StoreObservation.swift`.
     @usableFromInline @exclusivity(unchecked)
     var observedSinceLastChange = false
+    /// `subscribers.isEmpty && !observedSinceLastChange`: nobody to notify after an action. The fast path of a
+    /// dispatch tests this one flag (one load; `subscribers.isEmpty` alone takes two).
+    @usableFromInline @exclusivity(unchecked)
+    var nobodyToNotify = true
     /// Cancelled when the store goes away: the root of every cancellation of work that the store owns (timers of
     /// modifiers, tasks of side effects, effects, streams).
     package let lifetime = Cancellation()
@@ -112,7 +116,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         }
         if chain == nil {
             reduce(&statePointer.pointee, action)
-            if _fastPath(subscribers.isEmpty && !observedSinceLastChange) {
+            if _fastPath(nobodyToNotify) {
                 lock.unlock()
                 return
             }
@@ -192,7 +196,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     @inlinable
     func reduceAndNotifyLocked(_ action: Action) {
         reduce(&statePointer.pointee, action)
-        if subscribers.isEmpty && !observedSinceLastChange {
+        if nobodyToNotify {
             lock.unlock()
             return
         }
@@ -203,19 +207,29 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// reduced; called by the pipeline owner with `lock` held, returns without it.
     @inlinable
     func notifyLocked() {
+        if _slowPath(observedSinceLastChange) {
+            notifyObservedLocked()
+            return
+        }
+        // Not observed, and someone to notify: so there are subscribers.
         let subscribers = self.subscribers
-        let observed = observedSinceLastChange
+        let state = statePointer.pointee
+        lock.unlock()
+        notify(subscribers, of: state)
+    }
+
+    /// ``notifyLocked()`` after a read of `state`: also reports the change to Observation.
+    @usableFromInline
+    func notifyObservedLocked() {
         observedSinceLastChange = false
-        if subscribers.isEmpty {
-            lock.unlock()
-        } else {
-            let state = statePointer.pointee
-            lock.unlock()
+        nobodyToNotify = subscribers.isEmpty
+        let subscribers = self.subscribers
+        let state: State? = subscribers.isEmpty ? nil : statePointer.pointee
+        lock.unlock()
+        if let state {
             notify(subscribers, of: state)
         }
-        if observed {
-            observation.stateDidChange()
-        }
+        observation.stateDidChange()
     }
 
     @inlinable
@@ -291,6 +305,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         let id = nextSubscriberID
         guard isAlive else { return id }
         subscribers.append(Subscriber(id: id, notify: makeObserver(statePointer.pointee)))
+        nobodyToNotify = false
         return id
     }
 
@@ -298,6 +313,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         // Release the observer outside the lock: its captures may run code in their deinit.
         let removed: Subscriber? = lock.withLock {
             guard let index = subscribers.firstIndex(where: { $0.id == id }) else { return nil }
+            defer { nobodyToNotify = subscribers.isEmpty && !observedSinceLastChange }
             return subscribers.remove(at: index)
         }
         _ = removed

@@ -51,6 +51,7 @@ extension StoreCore {
         lock.lock()
         defer { lock.unlock() }
         observedSinceLastChange = true
+        nobodyToNotify = false
         return statePointer.pointee
     }
 
