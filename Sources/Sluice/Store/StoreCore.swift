@@ -219,7 +219,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     }
 
     /// ``notifyLocked()`` after a read of `state`: also reports the change to Observation.
-    @usableFromInline
+    @inlinable
     func notifyObservedLocked() {
         observedSinceLastChange = false
         nobodyToNotify = subscribers.isEmpty
