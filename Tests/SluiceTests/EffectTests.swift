@@ -333,6 +333,8 @@ import Testing
         }
         #expect(store.runningEffectCount == 0)
         #expect(store.runningEffectIDCount == 0)
+        // Nor a handler on the store's lifetime.
+        #expect(store.teardownHandlerCount == 0)
     }
 
     @Test func cancellingAnEffectCancelsTheEffectsItStarted() async throws {
