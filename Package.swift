@@ -3,6 +3,8 @@ import PackageDescription
 
 let package = Package(
     name: "sluice",
+    // Observation (the `Observable` conformance of `Store`) needs these on Apple platforms.
+    platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10), .visionOS(.v1)],
     products: [
         .library(name: "Sluice", targets: ["Sluice"]),
         .library(name: "SluiceTesting", targets: ["SluiceTesting"]),
