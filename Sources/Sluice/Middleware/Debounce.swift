@@ -16,6 +16,7 @@ extension Middlewares {
     ///     A negative interval stops the program.
     ///   - scheduler: Where the runs happen and what time it is; by default a serial queue of this modifier.
     ///   - effect: The effect to debounce; only the actions it accepts restart the timer.
+    @inlinable
     public static func debounce<State, Action>(
         _ interval: DispatchTimeInterval,
         on scheduler: any EffectScheduler = DispatchQueueScheduler(),
@@ -37,6 +38,7 @@ extension Middlewares {
     }
 
     /// Runs `run` once with the last action after `interval` of quiet; see ``debounce(_:on:_:)``.
+    @inlinable
     public static func debounce<State, Action>(
         _ interval: DispatchTimeInterval,
         on scheduler: any EffectScheduler = DispatchQueueScheduler(),
@@ -50,18 +52,26 @@ extension Middlewares {
 ///
 /// A restart only moves the deadline; the armed timer, when it fires early, re-arms itself for the new deadline.
 /// So a burst of actions costs one timer, not one per action.
-struct DebounceStateMachine<Run>: TimedStateMachine {
+@usableFromInline
+struct DebounceStateMachine<Run: Sendable>: TimedStateMachine {
     /// The quiet time; `nil` for never.
+    @usableFromInline
     let interval: UInt64?
-    private var pending: Run?
-    private var deadline: DispatchTime?
-    private var isTimerArmed = false
-    private(set) var timerGeneration: UInt64 = 0
+    @usableFromInline
+    var pending: Run?
+    @usableFromInline
+    var deadline: DispatchTime?
+    @usableFromInline
+    var isTimerArmed = false
+    @usableFromInline
+    var timerGeneration: UInt64 = 0
 
+    @inlinable
     init(interval: UInt64?) {
         self.interval = interval
     }
 
+    @inlinable
     mutating func receive(_ run: Run, at now: DispatchTime) -> TimedDecision<Run> {
         var decision = TimedDecision<Run>()
         if let owed = pending, let due = deadline, now >= due {
@@ -83,6 +93,7 @@ struct DebounceStateMachine<Run>: TimedStateMachine {
         return decision
     }
 
+    @inlinable
     mutating func timerFired(at now: DispatchTime) -> TimedDecision<Run> {
         var decision = TimedDecision<Run>()
         isTimerArmed = false
@@ -99,6 +110,7 @@ struct DebounceStateMachine<Run>: TimedStateMachine {
         return decision
     }
 
+    @inlinable
     mutating func reset() {
         pending = nil
         deadline = nil

@@ -13,6 +13,7 @@ extension Middlewares {
     ///     A negative interval stops the program.
     ///   - scheduler: Where the runs happen and what time it is; by default a serial queue of this modifier.
     ///   - effect: The effect to delay.
+    @inlinable
     public static func delay<State, Action>(
         _ interval: DispatchTimeInterval,
         on scheduler: any EffectScheduler = DispatchQueueScheduler(),
@@ -34,6 +35,7 @@ extension Middlewares {
     }
 
     /// Runs `run` for every action, `interval` later, in order; see ``delay(_:on:_:)``.
+    @inlinable
     public static func delay<State, Action>(
         _ interval: DispatchTimeInterval,
         on scheduler: any EffectScheduler = DispatchQueueScheduler(),
@@ -44,18 +46,26 @@ extension Middlewares {
 }
 
 /// The queue of `delay`: one armed timer, for the oldest entry; entries fire in arrival order.
-struct DelayStateMachine<Run>: TimedStateMachine {
+@usableFromInline
+struct DelayStateMachine<Run: Sendable>: TimedStateMachine {
     /// The delay; `nil` for never.
+    @usableFromInline
     let interval: UInt64?
-    private var entries: [(deadline: DispatchTime, run: Run)] = []
-    private var head = 0
-    private var isTimerArmed = false
-    private(set) var timerGeneration: UInt64 = 0
+    @usableFromInline
+    var entries: [(deadline: DispatchTime, run: Run)] = []
+    @usableFromInline
+    var head = 0
+    @usableFromInline
+    var isTimerArmed = false
+    @usableFromInline
+    var timerGeneration: UInt64 = 0
 
+    @inlinable
     init(interval: UInt64?) {
         self.interval = interval
     }
 
+    @inlinable
     mutating func receive(_ run: Run, at now: DispatchTime) -> TimedDecision<Run> {
         var decision = TimedDecision<Run>()
         guard let deadline = now.adding(interval) else { return decision }
@@ -68,6 +78,7 @@ struct DelayStateMachine<Run>: TimedStateMachine {
         return decision
     }
 
+    @inlinable
     mutating func timerFired(at now: DispatchTime) -> TimedDecision<Run> {
         var decision = TimedDecision<Run>()
         isTimerArmed = false
@@ -90,6 +101,7 @@ struct DelayStateMachine<Run>: TimedStateMachine {
         return decision
     }
 
+    @inlinable
     mutating func reset() {
         entries.removeAll()
         head = 0

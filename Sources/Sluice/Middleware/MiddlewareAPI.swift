@@ -51,6 +51,7 @@ public struct MiddlewareAPI<State: Sendable, Action: Sendable>: Sendable {
     }
 
     /// Cancelled when the store goes away.
+    @usableFromInline
     package var storeLifetime: Cancellation {
         core.lifetime
     }

@@ -21,6 +21,7 @@ extension Middlewares {
     ///   - latest: Whether the newest action dropped inside a window runs when the window ends.
     ///   - scheduler: Where trailing runs happen and what time it is; by default a serial queue of this modifier.
     ///   - effect: The effect to throttle; only the actions it accepts count.
+    @inlinable
     public static func throttle<State, Action>(
         _ interval: DispatchTimeInterval,
         latest: Bool = false,
@@ -43,6 +44,7 @@ extension Middlewares {
     }
 
     /// Runs `run` at most once per `interval`; see ``throttle(_:latest:on:_:)``.
+    @inlinable
     public static func throttle<State, Action>(
         _ interval: DispatchTimeInterval,
         latest: Bool = false,
@@ -54,22 +56,31 @@ extension Middlewares {
 }
 
 /// The windows of `throttle`.
-struct ThrottleStateMachine<Run>: TimedStateMachine {
+@usableFromInline
+struct ThrottleStateMachine<Run: Sendable>: TimedStateMachine {
     /// The window length; `nil` for a window that never ends.
+    @usableFromInline
     let interval: UInt64?
+    @usableFromInline
     let latest: Bool
     /// The end of the current window; `nil` before the first run, or for a window that never ends.
-    private var windowEnd: DispatchTime?
-    private var isOpen = false
+    @usableFromInline
+    var windowEnd: DispatchTime?
+    @usableFromInline
+    var isOpen = false
     /// The newest action dropped inside the window (with `latest`), which runs when it ends.
-    private var pending: Run?
-    private(set) var timerGeneration: UInt64 = 0
+    @usableFromInline
+    var pending: Run?
+    @usableFromInline
+    var timerGeneration: UInt64 = 0
 
+    @inlinable
     init(interval: UInt64?, latest: Bool) {
         self.interval = interval
         self.latest = latest
     }
 
+    @inlinable
     mutating func receive(_ run: Run, at now: DispatchTime) -> TimedDecision<Run> {
         var decision = TimedDecision<Run>()
         if isOpen, let end = windowEnd, now >= end {
@@ -103,6 +114,7 @@ struct ThrottleStateMachine<Run>: TimedStateMachine {
         return decision
     }
 
+    @inlinable
     mutating func timerFired(at now: DispatchTime) -> TimedDecision<Run> {
         var decision = TimedDecision<Run>()
         guard let run = pending, let end = windowEnd else { return decision }
@@ -114,6 +126,7 @@ struct ThrottleStateMachine<Run>: TimedStateMachine {
         return decision
     }
 
+    @inlinable
     mutating func reset() {
         pending = nil
         timerGeneration &+= 1

@@ -114,6 +114,7 @@ extension DispatchTimeInterval {
     /// The interval in nanoseconds; `nil` for `.never` (and for intervals too long to represent).
     ///
     /// Stops the program, naming `operatorName`, if the interval is negative.
+    @usableFromInline
     package func nanoseconds(checking operatorName: String) -> UInt64? {
         let value: Int
         let scale: Int
@@ -136,6 +137,7 @@ extension DispatchTimeInterval {
 
 extension DispatchTime {
     /// This time plus `nanoseconds`; `nil` means never, and a sum past the end of time is never too.
+    @inlinable
     package func adding(_ nanoseconds: UInt64?) -> DispatchTime? {
         guard let nanoseconds else { return nil }
         let (sum, overflow) = uptimeNanoseconds.addingReportingOverflow(nanoseconds)

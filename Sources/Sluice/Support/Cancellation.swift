@@ -6,6 +6,7 @@
 /// cancelled with its parent.
 ///
 /// `@unchecked Sendable`: `isCancelledFlag`, `handlers` and `nextKey` are guarded by `lock`.
+@usableFromInline
 package final class Cancellation: @unchecked Sendable {
     private let lock = Lock()
     private var isCancelledFlag = false
