@@ -26,15 +26,7 @@ extension Middlewares {
         if nanoseconds == 0 {
             return effect
         }
-        return SideEffect(accepts: effect.accepts) { storeAPI in
-            let handler = effect.install(storeAPI)
-            let timed = TimedEffect(
-                machine: DebounceStateMachine<EffectRun<State, Action>>(interval: nanoseconds),
-                scheduler: scheduler,
-                lifetime: storeAPI.storeLifetime
-            ) { run in run.api.runUnlessCancelled(handler, run.action) }
-            return { action, api in timed.receive(EffectRun(action: action, api: api)) }
-        }
+        return effect.timed(on: scheduler, DebounceStateMachine<EffectRun<State, Action>>(interval: nanoseconds))
     }
 
     /// Runs `run` once with the last action after `interval` of quiet; see ``debounce(_:on:_:)``.
@@ -53,7 +45,7 @@ extension Middlewares {
 /// A restart only moves the deadline; the armed timer, when it fires early, re-arms itself for the new deadline.
 /// So a burst of actions costs one timer, not one per action.
 @usableFromInline
-struct DebounceStateMachine<Run: Sendable>: TimedStateMachine {
+struct DebounceStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
     /// The quiet time; `nil` for never.
     @usableFromInline
     let interval: UInt64?

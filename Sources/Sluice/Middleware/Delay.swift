@@ -23,15 +23,7 @@ extension Middlewares {
         if nanoseconds == 0 {
             return effect
         }
-        return SideEffect(accepts: effect.accepts) { storeAPI in
-            let handler = effect.install(storeAPI)
-            let timed = TimedEffect(
-                machine: DelayStateMachine<EffectRun<State, Action>>(interval: nanoseconds),
-                scheduler: scheduler,
-                lifetime: storeAPI.storeLifetime
-            ) { run in run.api.runUnlessCancelled(handler, run.action) }
-            return { action, api in timed.receive(EffectRun(action: action, api: api)) }
-        }
+        return effect.timed(on: scheduler, DelayStateMachine<EffectRun<State, Action>>(interval: nanoseconds))
     }
 
     /// Runs `run` for every action, `interval` later, in order; see ``delay(_:on:_:)``.
@@ -47,7 +39,7 @@ extension Middlewares {
 
 /// The queue of `delay`: one armed timer, for the oldest entry; entries fire in arrival order.
 @usableFromInline
-struct DelayStateMachine<Run: Sendable>: TimedStateMachine {
+struct DelayStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
     /// The delay; `nil` for never.
     @usableFromInline
     let interval: UInt64?

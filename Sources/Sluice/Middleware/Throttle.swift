@@ -32,15 +32,10 @@ extension Middlewares {
         if nanoseconds == 0 {
             return effect
         }
-        return SideEffect(accepts: effect.accepts) { storeAPI in
-            let handler = effect.install(storeAPI)
-            let timed = TimedEffect(
-                machine: ThrottleStateMachine<EffectRun<State, Action>>(interval: nanoseconds, latest: latest),
-                scheduler: scheduler,
-                lifetime: storeAPI.storeLifetime
-            ) { run in run.api.runUnlessCancelled(handler, run.action) }
-            return { action, api in timed.receive(EffectRun(action: action, api: api)) }
-        }
+        return effect.timed(
+            on: scheduler,
+            ThrottleStateMachine<EffectRun<State, Action>>(interval: nanoseconds, latest: latest)
+        )
     }
 
     /// Runs `run` at most once per `interval`; see ``throttle(_:latest:on:_:)``.
@@ -57,7 +52,7 @@ extension Middlewares {
 
 /// The windows of `throttle`.
 @usableFromInline
-struct ThrottleStateMachine<Run: Sendable>: TimedStateMachine {
+struct ThrottleStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
     /// The window length; `nil` for a window that never ends.
     @usableFromInline
     let interval: UInt64?

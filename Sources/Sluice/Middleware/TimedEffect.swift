@@ -147,6 +147,24 @@ protocol TimedStateMachine: SendableMetatype {
     mutating func reset()
 }
 
+extension SideEffect {
+    /// This effect, run through a time-based state machine on `scheduler`; the machine is copied for each store
+    /// that installs the effect.
+    @inlinable
+    func timed<Machine: TimedStateMachine & Sendable>(
+        on scheduler: any EffectScheduler,
+        _ machine: Machine
+    ) -> SideEffect where Machine.Run == EffectRun<State, Action> {
+        SideEffect(accepts: accepts) { storeAPI in
+            let handler = install(storeAPI)
+            let timed = TimedEffect(machine: machine, scheduler: scheduler, lifetime: storeAPI.storeLifetime) { run in
+                run.api.runUnlessCancelled(handler, run.action)
+            }
+            return { action, api in timed.receive(EffectRun(action: action, api: api)) }
+        }
+    }
+}
+
 extension MiddlewareAPI {
     /// Runs the wrapped effect's handler unless this run was cancelled (superseded, or the store is gone).
     @inlinable
