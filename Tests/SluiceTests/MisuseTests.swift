@@ -4,20 +4,9 @@ import Testing
 /// Misuse gets a defined answer, not a crash (issue 2, item 5).
 @Suite struct MisuseTests {
     @Test func dispatchThroughTheAPIOfAFreedStoreDoesNothing() {
-        let savedAPI = Locked<MiddlewareAPI<TestState, TestAction>?>(nil)
-        var store: Store<TestState, TestAction>? = Store(
-            initialState: TestState(),
-            reducer: testReducer,
-            middleware: [
-                tap { _, api in
-                    savedAPI.withValue { $0 = api }
-                    return true
-                }
-            ]
-        )
-        store?.dispatch(.increment)
-        store = nil
-        let api = savedAPI.current!
+        let (store, api) = makeStoreAndAPI()
+        store.current?.dispatch(.increment)
+        store.withValue { $0 = nil }
         runOnThreads(4) { _ in
             for _ in 0..<100 { api.dispatch(.increment) }
         }
@@ -116,21 +105,8 @@ import Testing
         // The store goes away while a thread is dispatching through a saved API: nothing crashes, and every
         // dispatch either happened before the store went away or did nothing.
         for _ in 0..<50 {
-            let savedAPI = Locked<MiddlewareAPI<TestState, TestAction>?>(nil)
-            let store = Locked<Store<TestState, TestAction>?>(
-                Store(
-                    initialState: TestState(),
-                    reducer: testReducer,
-                    middleware: [
-                        tap { _, api in
-                            savedAPI.withValue { $0 = api }
-                            return true
-                        }
-                    ]
-                )
-            )
+            let (store, api) = makeStoreAndAPI()
             store.current?.dispatch(.noop)
-            let api = savedAPI.current!
             runOnThreads(2) { index in
                 if index == 0 {
                     for _ in 0..<200 { api.dispatch(.increment) }

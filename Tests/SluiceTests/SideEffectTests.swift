@@ -129,21 +129,13 @@ import Testing
 @Suite struct CombineTests {
     @Test func combinedMiddlewareRunsFirstOutermost() {
         let events = Locked<[String]>([])
-        func named(_ name: String) -> Middleware<TestState, TestAction> {
-            Middleware { _ in
-                { next in
-                    { action in
-                        events.append("\(name) in")
-                        next(action)
-                        events.append("\(name) out")
-                    }
-                }
-            }
-        }
         let store = Store(
             initialState: TestState(),
             reducer: testReducer,
-            middleware: [Middlewares.combine(named("a"), named("b")), named("c")]
+            middleware: [
+                Middlewares.combine(recording("a", into: events), recording("b", into: events)),
+                recording("c", into: events),
+            ]
         )
         store.dispatch(.increment)
         #expect(events.current == ["a in", "b in", "c in", "c out", "b out", "a out"])

@@ -42,17 +42,7 @@ import Testing
 
     @Test func aWaitingConsumerIsResumedByTheNextChange() async {
         let store = Store(initialState: TestState(), reducer: testReducer)
-        let ready = AsyncGate()
-        let consumer = Task {
-            var received: [Int] = []
-            for await count in store.values(of: \.count) {
-                received.append(count)
-                if count == 0 { ready.open() }
-                if count == 3 { break }
-            }
-            return received
-        }
-        await ready.wait()
+        let consumer = await startCollectingCounts(of: store, until: 3)
         store.dispatch(.noop)
         store.dispatch(.add(3))
         #expect(await consumer.value == [0, 3])
@@ -77,17 +67,7 @@ import Testing
 
     @Test func concurrentDispatchersAndOneConsumerSeeIncreasingValuesEndingWithTheTotal() async {
         let store = Store(initialState: TestState(), reducer: testReducer)
-        let ready = AsyncGate()
-        let consumer = Task {
-            var received: [Int] = []
-            for await count in store.values(of: \.count) {
-                received.append(count)
-                if count == 0 { ready.open() }
-                if count == 4_000 { break }
-            }
-            return received
-        }
-        await ready.wait()
+        let consumer = await startCollectingCounts(of: store, until: 4_000)
         runOnThreads(4) { _ in
             for _ in 0..<1_000 {
                 store.dispatch(.increment)
@@ -237,4 +217,24 @@ import Testing
             #expect(await consumer.value == 2_000)
         }
     }
+}
+
+/// Starts a task that collects `store.values(of: \.count)` until it sees `last`, and returns once the task has
+/// received the first value (so the caller's dispatches come after the iteration started).
+private func startCollectingCounts(
+    of store: Store<TestState, TestAction>,
+    until last: Int
+) async -> Task<[Int], Never> {
+    let ready = AsyncGate()
+    let consumer = Task {
+        var received: [Int] = []
+        for await count in store.values(of: \.count) {
+            received.append(count)
+            if received.count == 1 { ready.open() }
+            if count == last { break }
+        }
+        return received
+    }
+    await ready.wait()
+    return consumer
 }

@@ -218,21 +218,10 @@ import Testing
 
     @Test func rule5_middlewareRunsInArrayOrderAndTheLastNextReducesAndNotifies() {
         let events = Locked<[String]>([])
-        func named(_ name: String) -> Middleware<TestState, TestAction> {
-            Middleware { _ in
-                { next in
-                    { action in
-                        events.append("\(name) in")
-                        next(action)
-                        events.append("\(name) out")
-                    }
-                }
-            }
-        }
         let store = Store(
             initialState: TestState(),
             reducer: testReducer,
-            middleware: [named("a"), named("b"), named("c")]
+            middleware: [recording("a", into: events), recording("b", into: events), recording("c", into: events)]
         )
         let subscription = store.subscribe { state in events.append("notified \(state.count)") }
         store.dispatch(.increment)
@@ -465,21 +454,10 @@ import Testing
     }
 
     @Test func rule7_apiOfAFreedStoreDoesNothingAndReportsCancelled() {
-        let savedAPI = Locked<MiddlewareAPI<TestState, TestAction>?>(nil)
-        var store: Store<TestState, TestAction>? = Store(
-            initialState: TestState(),
-            reducer: testReducer,
-            middleware: [
-                tap { _, api in
-                    savedAPI.withValue { $0 = api }
-                    return true
-                }
-            ]
-        )
-        store?.dispatch(.add(7))
-        let api = savedAPI.current!
+        let (store, api) = makeStoreAndAPI()
+        store.current?.dispatch(.add(7))
         #expect(api.isCancelled == false)
-        store = nil
+        store.withValue { $0 = nil }
         #expect(api.isCancelled)
         api.dispatch(.add(1))  // does nothing, does not crash
         #expect(api.state.count == 7)  // the last state

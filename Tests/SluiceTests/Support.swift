@@ -85,3 +85,33 @@ func tap(
         }
     }
 }
+
+/// A store held in a box, so a test can release it, and the `MiddlewareAPI` its one middleware received when the
+/// store installed it.
+func makeStoreAndAPI() -> (store: Locked<Store<TestState, TestAction>?>, api: MiddlewareAPI<TestState, TestAction>) {
+    let saved = Locked<MiddlewareAPI<TestState, TestAction>?>(nil)
+    let store = Store<TestState, TestAction>(
+        initialState: TestState(),
+        reducer: testReducer,
+        middleware: [
+            Middleware { api in
+                saved.withValue { $0 = api }
+                return { next in next }
+            }
+        ]
+    )
+    return (Locked(store), saved.current!)
+}
+
+/// A middleware that records "`name` in" before it passes an action on and "`name` out" after.
+func recording(_ name: String, into events: Locked<[String]>) -> Middleware<TestState, TestAction> {
+    Middleware { _ in
+        { next in
+            { action in
+                events.append("\(name) in")
+                next(action)
+                events.append("\(name) out")
+            }
+        }
+    }
+}

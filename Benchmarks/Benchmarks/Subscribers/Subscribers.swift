@@ -11,38 +11,33 @@ struct Subscribed {
     let subscriptions: [Subscription]
 }
 
+/// A benchmark of one dispatch into a store with `count` subscribers made by `subscribe`.
+func subscriberBenchmark(
+    _ name: String,
+    count: Int,
+    subscribe: @escaping (Store<Counter, Int>) -> Subscription
+) {
+    Benchmark(name, configuration: .perDispatch) { benchmark, subscribed in
+        let store = subscribed.store
+        for _ in benchmark.scaledIterations {
+            store.dispatch(1)
+        }
+    } setup: { () -> Subscribed in
+        let store = makeCounterStore()
+        let subscriptions = (0..<count).map { _ in subscribe(store) }
+        return Subscribed(store: store, subscriptions: subscriptions)
+    }
+}
+
 let benchmarks: @Sendable () -> Void = {
     for count in [1, 10, 1_000] {
-        Benchmark("\(count)-whole-state-subscriber\(count == 1 ? "" : "s")", configuration: .perDispatch) {
-            benchmark,
-            subscribed in
-            let store = subscribed.store
-            for _ in benchmark.scaledIterations {
-                store.dispatch(1)
-            }
-        } setup: { () -> Subscribed in
-            let store = makeCounterStore()
-            let subscriptions = (0..<count).map { _ in
-                store.subscribe { state in blackHole(state.count) }
-            }
-            return Subscribed(store: store, subscriptions: subscriptions)
+        subscriberBenchmark("\(count)-whole-state-subscriber\(count == 1 ? "" : "s")", count: count) { store in
+            store.subscribe { state in blackHole(state.count) }
         }
     }
-
     for count in [10, 1_000] {
-        Benchmark("\(count)-unchanged-key-path-subscribers", configuration: .perDispatch) {
-            benchmark,
-            subscribed in
-            let store = subscribed.store
-            for _ in benchmark.scaledIterations {
-                store.dispatch(1)
-            }
-        } setup: { () -> Subscribed in
-            let store = makeCounterStore()
-            let subscriptions = (0..<count).map { _ in
-                store.subscribe(to: \.unchanged) { value in blackHole(value) }
-            }
-            return Subscribed(store: store, subscriptions: subscriptions)
+        subscriberBenchmark("\(count)-unchanged-key-path-subscribers", count: count) { store in
+            store.subscribe(to: \.unchanged) { value in blackHole(value) }
         }
     }
 }

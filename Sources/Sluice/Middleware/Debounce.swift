@@ -22,11 +22,7 @@ extension Middlewares {
         on scheduler: any EffectScheduler = DispatchQueueScheduler(),
         _ effect: SideEffect<State, Action>
     ) -> SideEffect<State, Action> {
-        let nanoseconds = interval.nanoseconds(checking: "Middlewares.debounce")
-        if nanoseconds == 0 {
-            return effect
-        }
-        return effect.timed(on: scheduler, DebounceStateMachine<EffectRun<State, Action>>(interval: nanoseconds))
+        effect.timed(interval, "Middlewares.debounce", on: scheduler) { DebounceStateMachine(interval: $0) }
     }
 
     /// Runs `run` once with the last action after `interval` of quiet; see ``debounce(_:on:_:)``.

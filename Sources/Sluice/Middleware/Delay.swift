@@ -19,11 +19,7 @@ extension Middlewares {
         on scheduler: any EffectScheduler = DispatchQueueScheduler(),
         _ effect: SideEffect<State, Action>
     ) -> SideEffect<State, Action> {
-        let nanoseconds = interval.nanoseconds(checking: "Middlewares.delay")
-        if nanoseconds == 0 {
-            return effect
-        }
-        return effect.timed(on: scheduler, DelayStateMachine<EffectRun<State, Action>>(interval: nanoseconds))
+        effect.timed(interval, "Middlewares.delay", on: scheduler) { DelayStateMachine(interval: $0) }
     }
 
     /// Runs `run` for every action, `interval` later, in order; see ``delay(_:on:_:)``.

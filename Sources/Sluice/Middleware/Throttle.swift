@@ -28,14 +28,9 @@ extension Middlewares {
         on scheduler: any EffectScheduler = DispatchQueueScheduler(),
         _ effect: SideEffect<State, Action>
     ) -> SideEffect<State, Action> {
-        let nanoseconds = interval.nanoseconds(checking: "Middlewares.throttle")
-        if nanoseconds == 0 {
-            return effect
+        effect.timed(interval, "Middlewares.throttle", on: scheduler) {
+            ThrottleStateMachine(interval: $0, latest: latest)
         }
-        return effect.timed(
-            on: scheduler,
-            ThrottleStateMachine<EffectRun<State, Action>>(interval: nanoseconds, latest: latest)
-        )
     }
 
     /// Runs `run` at most once per `interval`; see ``throttle(_:latest:on:_:)``.

@@ -148,14 +148,22 @@ protocol TimedStateMachine: SendableMetatype {
 }
 
 extension SideEffect {
-    /// This effect, run through a time-based state machine on `scheduler`; the machine is copied for each store
-    /// that installs the effect.
+    /// This effect under a time-based modifier: `interval` checked (negative stops the program, naming
+    /// `operatorName`; zero means no rate limit, so the effect is returned as it is), then each store that
+    /// installs the effect gets its own state machine from `makeMachine` on `scheduler`.
     @inlinable
     func timed<Machine: TimedStateMachine & Sendable>(
+        _ interval: DispatchTimeInterval,
+        _ operatorName: String,
         on scheduler: any EffectScheduler,
-        _ machine: Machine
+        _ makeMachine: (_ nanoseconds: UInt64?) -> Machine
     ) -> SideEffect where Machine.Run == EffectRun<State, Action> {
-        SideEffect(accepts: accepts) { storeAPI in
+        let nanoseconds = interval.nanoseconds(checking: operatorName)
+        if nanoseconds == 0 {
+            return self
+        }
+        let machine = makeMachine(nanoseconds)
+        return SideEffect(accepts: accepts) { storeAPI in
             let handler = install(storeAPI)
             let timed = TimedEffect(machine: machine, scheduler: scheduler, lifetime: storeAPI.storeLifetime) { run in
                 run.api.runUnlessCancelled(handler, run.action)
