@@ -16,7 +16,7 @@ extension Store {
     ) -> ScopedStore<ChildState, Action> {
         let core = self.core
         return ScopedStore(
-            source: StateSource(core: core) { $0[keyPath: keyPath] },
+            source: StateSource(core: core, keyPath: keyPath),
             dispatch: { action in core.dispatchFromAPI(action) }
         )
     }
@@ -32,8 +32,8 @@ extension Store {
 /// `state` returns the last state, `dispatch` does nothing, subscriptions never fire and streams end at once.
 /// Reading ``state`` is tracked by Observation as a read of the whole store's state.
 public struct ScopedStore<State: Equatable & Sendable, Action: Sendable>: Sendable {
-    private let source: StateSource<State>
-    private let send: DispatchFunction<Action>
+    let source: StateSource<State>
+    let send: DispatchFunction<Action>
 
     init(source: StateSource<State>, dispatch: @escaping DispatchFunction<Action>) {
         self.source = source
@@ -81,7 +81,7 @@ public struct ScopedStore<State: Equatable & Sendable, Action: Sendable>: Sendab
         to keyPath: any KeyPath<State, Value> & Sendable,
         _ observer: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
-        source.map { $0[keyPath: keyPath] }.subscribe { initial in
+        source.map(keyPath).subscribe { initial in
             let last = LastSeen(initial)
             return { value in
                 if value != last.value {
@@ -105,7 +105,7 @@ public struct ScopedStore<State: Equatable & Sendable, Action: Sendable>: Sendab
     public func values<Value: Equatable & Sendable>(
         of keyPath: any KeyPath<State, Value> & Sendable
     ) -> StateStream<Value> {
-        StateStream(source: source.map { $0[keyPath: keyPath] }, isRepeat: ==)
+        StateStream(source: source.map(keyPath), isRepeat: ==)
     }
 
     /// A read-only view of a part of this part.
@@ -114,7 +114,7 @@ public struct ScopedStore<State: Equatable & Sendable, Action: Sendable>: Sendab
     public func scope<ChildState: Equatable & Sendable>(
         _ keyPath: any KeyPath<State, ChildState> & Sendable
     ) -> ScopedStore<ChildState, Action> {
-        ScopedStore<ChildState, Action>(source: source.map { $0[keyPath: keyPath] }, dispatch: send)
+        ScopedStore<ChildState, Action>(source: source.map(keyPath), dispatch: send)
     }
 }
 

@@ -47,12 +47,7 @@ extension StoreCore {
     /// so that the next reduced action reports a change.
     @inlinable
     var observedState: State {
-        observation.access()
-        lock.lock()
-        defer { lock.unlock() }
-        observedSinceLastChange = true
-        nobodyToNotify = false
-        return statePointer.pointee
+        withStatePointer(tracked: true) { $0.pointee }
     }
 
 }

@@ -29,6 +29,22 @@ struct KeyPathReader<Root, Value>: Sendable {
             UnsafeRawPointer(pointer).advanced(by: offset).assumingMemoryBound(to: Value.self).pointee
         }
     }
+
+    /// Calls `body` with a pointer to the value at the key path inside `root`, valid only during the call.
+    ///
+    /// For a chain of stored properties the pointer points into `root` itself, so the value is not copied; other
+    /// key paths produce the value (a copy) in a temporary.
+    @inlinable
+    func withPointer<Result, E: Error>(
+        in root: UnsafePointer<Root>,
+        _ body: (UnsafePointer<Value>) throws(E) -> Result
+    ) throws(E) -> Result {
+        guard let offset else {
+            let value = root.pointee[keyPath: keyPath]
+            return try withUnsafePointer(to: value) { (pointer) throws(E) -> Result in try body(pointer) }
+        }
+        return try body(UnsafeRawPointer(root).advanced(by: offset).assumingMemoryBound(to: Value.self))
+    }
 }
 
 /// Gives in-place access to the value at a writable key path, directly at its offset in the root when the key

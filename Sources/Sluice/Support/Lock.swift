@@ -100,8 +100,9 @@ package final class Lock: @unchecked Sendable {
         if error == EDEADLK {
             preconditionFailure(
                 """
-                Sluice: deadlock: this thread already holds the store's lock. A reducer must be pure: it may not \
-                call its own store (dispatch, state, subscribe) while it runs.
+                Sluice: deadlock: this thread already holds the store's lock. A reducer must be pure, and the body \
+                of read(_:) or dispatch(_:reading:) runs under the lock: neither may call its own store (dispatch, \
+                state, read, subscribe) while it runs.
                 """
             )
         }
