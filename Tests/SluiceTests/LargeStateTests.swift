@@ -117,3 +117,166 @@ let appendReducer = Reducer<BigState, Int>(mutating: { state, value in state.ite
         #expect(seen.count > 1)
     }
 }
+
+/// Issue 12: readers and subscribers that leave a large collection uniquely referenced, so that the reducer's
+/// in-place change never copies it. A dictionary with reserved capacity keeps its storage while entries are inserted;
+/// any change of the storage's address is a copy-on-write copy of the whole dictionary.
+@Suite struct LargeCollectionNoCopyTests {
+    struct Catalog: Sendable, Equatable {
+        var byID: [Int: String]
+        var version = 0
+
+        init(entries: Int) {
+            byID = Dictionary(minimumCapacity: entries * 2)
+            for id in 0..<entries {
+                byID[id] = "item \(id)"
+            }
+        }
+    }
+
+    /// Inserts one new entry and bumps the version.
+    let insert = Reducer<Catalog, Int>(mutating: { state, id in
+        state.byID[id] = "item \(id)"
+        state.version += 1
+    })
+
+    let entries = 20_000
+    let inserts = 200
+
+    /// The address of a native dictionary's storage (a `Dictionary` is one reference to it).
+    static func storage(_ byID: borrowing [Int: String]) -> UInt {
+        unsafeBitCast(copy byID, to: UInt.self)
+    }
+
+    private func makeStore() -> Store<Catalog, Int> {
+        #expect(MemoryLayout<[Int: String]>.size == MemoryLayout<UInt>.size)
+        return Store(initialState: Catalog(entries: entries), reducer: insert)
+    }
+
+    /// Dispatches `inserts` new entries and returns the storage addresses seen after each (read in place).
+    private func insertAll(_ store: Store<Catalog, Int>) -> Set<UInt> {
+        var seen = Set<UInt>()
+        for id in entries..<(entries + inserts) {
+            store.dispatch(id)
+            seen.insert(store.read { Self.storage($0.byID) })
+        }
+        return seen
+    }
+
+    @Test func theAddressCheckSeesACopy() {
+        // The control: a copy of the state held across a dispatch makes the reducer copy the dictionary.
+        let store = makeStore()
+        let before = store.read { Self.storage($0.byID) }
+        let held = store.state
+        store.dispatch(entries)
+        #expect(store.read { Self.storage($0.byID) } != before)
+        #expect(held.byID.count == entries)
+    }
+
+    @Test func anotherThreadReadingWithReadInALoopForcesNoCopy() {
+        let store = makeStore()
+        let before = store.read { Self.storage($0.byID) }
+        let done = Locked(false)
+        let reads = Locked(0)
+        let seen = Locked(Set<UInt>())
+        runOnThreads(2) { index in
+            if index == 0 {
+                seen.withValue { $0 = insertAll(store) }
+                done.withValue { $0 = true }
+            } else {
+                var count = 0
+                while !done.current || count == 0 {
+                    _ = store.read { $0.byID[7] }
+                    count += 1
+                }
+                reads.withValue { $0 = count }
+            }
+        }
+        #expect(seen.current == [before])
+        #expect(reads.current > 0)
+        #expect(store.read { $0.byID.count } == entries + inserts)
+    }
+
+    @Test func aScopedReadInALoopForcesNoCopy() {
+        let store = makeStore()
+        let byID = store.scope(\.byID)
+        let before = store.read { Self.storage($0.byID) }
+        let done = Locked(false)
+        let seen = Locked(Set<UInt>())
+        runOnThreads(2) { index in
+            if index == 0 {
+                seen.withValue { $0 = insertAll(store) }
+                done.withValue { $0 = true }
+            } else {
+                while !done.current {
+                    _ = byID.read { $0[7] }
+                }
+            }
+        }
+        #expect(seen.current == [before])
+    }
+
+    @Test func aKeyedSubscriberForcesNoCopy() {
+        let store = makeStore()
+        let before = store.read { Self.storage($0.byID) }
+        let counts = Locked<[Int]>([])
+        let byCount = store.subscribe(to: \.byID, by: \.count) { byID in counts.append(byID.count) }
+        let versions = Locked(0)
+        let byVersion = store.subscribe(to: \.self, by: \.version) { _ in versions.withValue { $0 += 1 } }
+        #expect(insertAll(store) == [before])
+        #expect(counts.current == Array((entries + 1)...(entries + inserts)))
+        #expect(versions.current == inserts)
+        byCount.cancel()
+        byVersion.cancel()
+    }
+
+    @Test func aKeyedScopeSubscriberForcesNoCopy() {
+        let store = makeStore()
+        let before = store.read { Self.storage($0.byID) }
+        let counts = Locked<[Int]>([])
+        let subscription = store.scope(\.byID).subscribe(by: \.count) { byID in counts.append(byID.count) }
+        let nested = store.scope(\.self).subscribe(to: \.byID, by: \.count) { _ in }
+        #expect(insertAll(store) == [before])
+        #expect(counts.current.count == inserts)
+        subscription.cancel()
+        nested.cancel()
+    }
+
+    @Test func aKeyedSubscriberSkipsActionsThatLeaveTheKey() {
+        let store = makeStore()
+        let counts = Locked<[Int]>([])
+        let subscription = store.subscribe(to: \.byID, by: \.count) { byID in counts.append(byID.count) }
+        store.dispatch(3)  // replaces entry 3: same count, not notified (the documented limit of `\.count`)
+        store.dispatch(entries)
+        #expect(counts.current == [entries + 1])
+        subscription.cancel()
+    }
+
+    /// How many of `inserts` dispatches moved the dictionary's storage (a copy allocates while the original is
+    /// alive, so each copy has a different address than the storage before it).
+    private func copies(_ store: Store<Catalog, Int>, from first: Int) -> Int {
+        var moves = 0
+        var last = store.read { Self.storage($0.byID) }
+        for id in first..<(first + inserts) {
+            store.dispatch(id)
+            let address = store.read { Self.storage($0.byID) }
+            if address != last { moves += 1 }
+            last = address
+        }
+        return moves
+    }
+
+    @Test func wholeValueSubscribersCopyOnEveryChange() {
+        // The documented cost of `subscribe(to:)` and of a scope's `subscribe(_:)` on a collection: they keep the
+        // last value to compare with.
+        let store = makeStore()
+        let notified = Locked(0)
+        let subscription = store.subscribe(to: \.byID) { _ in notified.withValue { $0 += 1 } }
+        #expect(copies(store, from: entries) == inserts)
+        subscription.cancel()
+        let scoped = store.scope(\.byID).subscribe { _ in notified.withValue { $0 += 1 } }
+        #expect(copies(store, from: entries + inserts) == inserts)
+        scoped.cancel()
+        #expect(notified.current == 2 * inserts)
+    }
+}
