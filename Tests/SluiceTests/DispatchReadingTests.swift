@@ -78,8 +78,8 @@ import Testing
         #expect(store.state.count == 3)
     }
 
-    @Test func theFirstActionThatReachesTheReducerDuringTheCallIsTheOneRead() {
-        // A middleware that passes on another action first: that one is read after (the documented definition).
+    @Test func everyActionPassedOnDuringTheRunOfTheChainIsInTheReading() {
+        // A middleware that passes on another action before this one: the reading shows both.
         let prefix = Middleware<TestState, TestAction> { _ in
             { next in
                 { action in
@@ -89,8 +89,7 @@ import Testing
             }
         }
         let store = Store(initialState: TestState(), reducer: testReducer, middleware: [prefix])
-        #expect(store.dispatch(.increment, reading: { $0.count }) == 100)
-        #expect(store.state.count == 101)
+        #expect(store.dispatch(.increment, reading: { $0.count }) == 101)
     }
 
     @Test func actionsQueuedDuringTheDispatchAreNotInTheReading() {
@@ -108,17 +107,24 @@ import Testing
         #expect(store.state.count == 101)  // the queued action ran before dispatch returned
     }
 
-    @Test func theReadingComesBeforeTheSubscribers() {
-        let events = Locked<[String]>([])
-        let store = Store(initialState: TestState(), reducer: testReducer, middleware: [tap { _, _ in true }])
-        let subscription = store.subscribe { state in events.append("notified \(state.count)") }
-        let result = store.dispatch(.increment) { state -> Int in
-            events.append("read \(state.count)")
-            return state.count
+    @Test func theReadingFollowsTheSubscribersOfTheActionAndPrecedesTheQueuedActions() {
+        for middleware in [[], [tap { _, _ in true }]] {
+            let events = Locked<[String]>([])
+            let store = Store(initialState: TestState(), reducer: testReducer, middleware: middleware)
+            let subscription = store.subscribe { state in
+                events.append("notified \(state.count)")
+                if state.count == 1 {
+                    store.dispatch(.add(10))  // queued: runs after the reading
+                }
+            }
+            let result = store.dispatch(.increment) { state -> Int in
+                events.append("read \(state.count)")
+                return state.count
+            }
+            #expect(result == 1)
+            #expect(events.current == ["notified 1", "read 1", "notified 11"])
+            subscription.cancel()
         }
-        #expect(result == 1)
-        #expect(events.current == ["read 1", "notified 1"])
-        subscription.cancel()
     }
 
     @Test func aDispatchFromInsideADispatchIsQueuedAndReadsNil() {

@@ -3,9 +3,10 @@
 //     swift build -c release --product DispatchProfile
 //     valgrind --tool=callgrind .build/release/DispatchProfile middleware 1 100000
 //
-// Arguments: the scenario (`plain`, `middleware`, `subscribers`, `keyed`, `modules`, `floor`, and the modifiers
-// `filter`, `throttle`, `debounce`, `effect`), its size (middleware, subscriber or module count; ignored by the
-// modifiers), and the number of dispatches. Compare two instruction totals (say, 100,000 and 200,000
+// Arguments: the scenario (`plain`, `middleware`, `subscribers`, `keyed`, `modules`, `floor`, the modifiers
+// `filter`, `throttle`, `debounce`, `effect`, and `reading` (`dispatch(_:reading:)` through N middleware), `read` and
+// `api-read` (borrowed reads, no dispatch)), its size (middleware, subscriber or module count; ignored by the
+// modifiers and the reads), and the number of dispatches (or reads). Compare two instruction totals (say, 100,000 and 200,000
 // dispatches) to get the instructions of one dispatch; `callgrind_annotate` shows where they go.
 
 import Sluice
@@ -72,6 +73,30 @@ case "plain", "middleware":
         store.dispatch(1)
     }
     consume(store.state)
+case "reading":
+    // `dispatch(_:reading:)` through `size` pass-through middleware.
+    let store = Store(initialState: Counter(), reducer: reducer, middleware: Array(repeating: passThrough, count: size))
+    var total = 0
+    for _ in 0..<count {
+        total &+= store.dispatch(1, reading: { $0.count }) ?? 0
+    }
+    consume(total)
+case "read", "api-read":
+    // `count` borrowed reads: `Store.read` (tracked by Observation) or `MiddlewareAPI.read` (not tracked).
+    let store = Store(initialState: Counter(), reducer: reducer)
+    var total = 0
+    if scenario == "read" {
+        for _ in 0..<count {
+            total &+= store.read { $0.count }
+        }
+    } else {
+        store.run { api in
+            for _ in 0..<count {
+                total &+= api.read { $0.count }
+            }
+        }
+    }
+    consume(total)
 case "subscribers", "keyed":
     let store = Store(initialState: Counter(), reducer: reducer)
     let subscriptions = (0..<size).map { _ in

@@ -6,17 +6,17 @@ extension StoreCore {
     /// Dispatches `action` like ``dispatch(_:through:)``, and returns `body`'s reading of the state right after the
     /// reducer handled it, or `nil`.
     ///
-    /// *This dispatch's action* is the first action that reaches the reducer while this thread's call of `chain`
-    /// runs: the action itself, or what a middleware passed on in its place. The reading is taken under the lock,
-    /// right after that reducer call and before the subscribers run, so no later action (from any thread) is in it.
-    /// `nil` when no action reached the reducer during that call (a middleware swallowed the action, or passed it on
-    /// later or from another thread), when the store is gone, and when the action had to be queued (this thread is
-    /// already dispatching on this store, or hands the action to the thread that is): its result is not known before
-    /// this call returns.
+    /// The reading is taken under the lock when this thread's run of `chain` returns, before the actions queued
+    /// meanwhile run and before the pipeline is given up: so it includes every action that reached the reducer
+    /// during that run (this dispatch's action, or what the middleware passed on in its place) and no later action
+    /// from any thread. `nil` when no action reached the reducer during that run (a middleware swallowed the action,
+    /// or passes it on later or from another thread), when the store is gone, and when the action had to be queued
+    /// (this thread is already dispatching on this store, or hands the action to the thread that is): its result is
+    /// not known before this call returns.
     ///
-    /// The plain dispatch does not pay for this: without a chain this is a separate path, and with one the reading
-    /// is a closure in `pendingRead` that only the slow path of a reduce tests (while it is set, `nobodyToNotify` is
-    /// `false`).
+    /// The plain dispatch does not pay for this: without a chain this is a separate path, and with one the only
+    /// trace in the shared code is the `isReading` test in the slow path of a reduce (while it is `true`,
+    /// `nobodyToNotify` is `false`). Nothing is stored but two flags: no closure, no allocation.
     @inlinable
     func dispatch<T>(
         _ action: Action,
@@ -39,41 +39,46 @@ extension StoreCore {
         }
         guard let chain else {
             reduce(&statePointer.pointee, action)
-            let value = body(statePointer.pointee)
             if nobodyToNotify {
+                let value = body(statePointer.pointee)
                 lock.unlock()
                 return value
             }
             takePipeline()
             notifyLocked()
+            // After the subscribers, as with a chain; the actions they dispatched are still queued.
+            lock.lock()
+            let value = body(statePointer.pointee)
+            lock.unlock()
             drainQueue(through: nil)
             return value
         }
         takePipeline()
-        var value: T?
-        // The reading is stored in the core for the duration of the chain call only, so it need not escape (and
-        // its context stays on the stack: no allocation).
-        withoutActuallyEscaping({ (state: borrowing State) in value = body(state) }) { reading in
-            pendingRead = reading
-            nobodyToNotify = false
-            lock.unlock()
-            chain(action)
-            lock.lock()
-            // Still set if no action reached the reducer during the call.
-            pendingRead = nil
+        isReading = true
+        reducedWhileReading = false
+        nobodyToNotify = false
+        lock.unlock()
+        chain(action)
+        lock.lock()
+        // This thread still owns the pipeline: no other thread has reduced since the run of the chain began.
+        let value: T? = reducedWhileReading ? body(statePointer.pointee) : nil
+        if isReading {
+            // No action reached the reducer during the run.
+            isReading = false
             nobodyToNotify = subscribers.isEmpty && !observedSinceLastChange
-            lock.unlock()
         }
+        reducedWhileReading = false
+        lock.unlock()
         drainQueue(through: chain)
         return value
     }
 
-    /// Takes the reading that a ``dispatch(_:through:reading:)`` waits for, right after the reducer; called by the
-    /// pipeline owner with `lock` held and `pendingRead` set.
-    @usableFromInline
-    func readAfterReduceLocked() {
-        pendingRead.unsafelyUnwrapped(statePointer.pointee)
-        pendingRead = nil
+    /// Records that an action reached the reducer while a ``dispatch(_:through:reading:)`` runs the chain; called by
+    /// the pipeline owner with `lock` held and `isReading` true.
+    @inlinable
+    func noteReduceWhileReadingLocked() {
+        isReading = false
+        reducedWhileReading = true
         nobodyToNotify = subscribers.isEmpty && !observedSinceLastChange
     }
 
@@ -94,26 +99,29 @@ extension Store {
     /// let id = store.dispatch(.orders(.place(order)), reading: { $0.orders.lastID })
     /// ```
     ///
-    /// Reading ``state`` after ``dispatch(_:)`` can show a later action of another thread; `body` runs right after
-    /// the reducer handled this dispatch's action, under the store's lock, before the subscribers and before any
-    /// later action from any thread. It borrows the state, as ``read(_:)`` does, and the same rule applies: it must
-    /// not call this store (in a debug build that stops the program, in a release build it deadlocks). Otherwise
-    /// this is ``dispatch(_:)``: it returns when the action, and every action its processing dispatched, is done.
+    /// Reading ``state`` after ``dispatch(_:)`` can show a later action of another thread. `body` reads the state
+    /// after the reducer handled this dispatch's action and before any later action from any thread, under the
+    /// store's lock. It borrows the state, as ``read(_:)`` does, and the same rule applies: it must not call this
+    /// store (in a debug build that stops the program, in a release build it deadlocks). Otherwise this is
+    /// ``dispatch(_:)``: it returns when the action, and every action its processing dispatched, is done.
     ///
-    /// *This dispatch's action* is the first action that reaches the reducer while this call runs the middleware
-    /// chain on this thread: the action itself, or the one a middleware passed on in its place (a transformed
-    /// action). If a middleware passes on a different action first (one it held back earlier, say), that is the one
-    /// read after. The result is `nil`, and `body` is not called, when:
+    /// What *this dispatch's action* is when middleware is involved: the reading is taken when this call's run of
+    /// the middleware chain returns, on this thread. It shows every action that reached the reducer during that run:
+    /// the action itself, or what a middleware passed on in its place (a transformed action; all of them, if a
+    /// middleware passed on several). It does not show the actions dispatched meanwhile (from a middleware, a side
+    /// effect or a subscriber, through the store or its API): they are queued and run after the reading, before this
+    /// call returns. The subscribers of the action have been notified when `body` runs. The result is `nil`, and
+    /// `body` is not called, when:
     ///
-    /// - a middleware swallowed the action, or passes it on later or from another thread (after this call's run of
-    ///   the chain returned);
+    /// - no action reached the reducer during that run: a middleware swallowed the action, or passes it on later or
+    ///   from another thread (it is reduced then, but not read);
     /// - this thread is already dispatching on this store (from a middleware, a side effect or a subscriber): the
     ///   action is queued as ``dispatch(_:)`` queues it, and reduced after this call returns;
     /// - this thread is dispatching on another store while another thread dispatches on this one: the action is
     ///   handed to that thread (rule 3), and reduced there.
     ///
-    /// Observation does not track this reading. The plain ``dispatch(_:)`` costs the same as before this method
-    /// existed; this one costs a dispatch plus `body`.
+    /// Observation does not track this reading. It costs a dispatch plus `body`, and allocates nothing; the plain
+    /// ``dispatch(_:)`` costs what it did before this method existed.
     ///
     /// - Parameters:
     ///   - action: The action to dispatch.

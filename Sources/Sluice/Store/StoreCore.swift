@@ -61,15 +61,18 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// which then tells `observation` about the change. See `StoreObservation.swift`.
     @usableFromInline @exclusivity(unchecked)
     var observedSinceLastChange = false
-    /// `subscribers.isEmpty && !observedSinceLastChange && pendingRead == nil`: nobody to notify after an action. The fast path of a
+    /// `subscribers.isEmpty && !observedSinceLastChange && !isReading`: nobody to notify after an action. The fast path of a
     /// dispatch tests this one flag (one load; `subscribers.isEmpty` alone takes two).
     @usableFromInline @exclusivity(unchecked)
     var nobodyToNotify = true
-    /// Set while a ``dispatch(_:through:reading:)`` runs its action through the chain: reads the state right after
-    /// the first action that this thread's call of the chain brings to the reducer, then is cleared. While it is
-    /// set, `nobodyToNotify` is `false`, so that only the slow path of a reduce tests it. See `DispatchReading.swift`.
+    /// `true` while a ``dispatch(_:through:reading:)`` runs its action through the chain and no action has reached
+    /// the reducer yet; the first reduce clears it and sets `reducedWhileReading`. While it is `true`,
+    /// `nobodyToNotify` is `false`, so that only the slow path of a reduce tests it. See `DispatchReading.swift`.
     @usableFromInline @exclusivity(unchecked)
-    var pendingRead: ((borrowing State) -> Void)?
+    var isReading = false
+    /// Whether an action reached the reducer during that dispatch's run of the chain.
+    @usableFromInline @exclusivity(unchecked)
+    var reducedWhileReading = false
     /// Cancelled when the store goes away: the root of every cancellation of work that the store owns (timers of
     /// modifiers, tasks of side effects, effects, streams).
     package let lifetime = Cancellation()
@@ -205,8 +208,8 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
             lock.unlock()
             return
         }
-        if _slowPath(pendingRead != nil) {
-            readAfterReduceLocked()
+        if _slowPath(isReading) {
+            noteReduceWhileReadingLocked()
             if nobodyToNotify {
                 lock.unlock()
                 return
@@ -325,7 +328,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         // Release the observer outside the lock: its captures may run code in their deinit.
         let removed: Subscriber? = lock.withLock {
             guard let index = subscribers.firstIndex(where: { $0.id == id }) else { return nil }
-            defer { nobodyToNotify = subscribers.isEmpty && !observedSinceLastChange && pendingRead == nil }
+            defer { nobodyToNotify = subscribers.isEmpty && !observedSinceLastChange && !isReading }
             return subscribers.remove(at: index)
         }
         _ = removed
