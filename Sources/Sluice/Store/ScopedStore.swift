@@ -42,7 +42,8 @@ public struct ScopedStore<State: Equatable & Sendable, Action: Sendable>: Sendab
 
     /// The current value of this part of the state.
     ///
-    /// Safe from any thread; Observation tracks it as a read of the store's ``Store/state``.
+    /// Safe from any thread; Observation tracks it as a read of the store's ``Store/state``. A copy of the part;
+    /// ``read(_:)`` borrows it instead.
     public var state: State {
         source.read()
     }
@@ -55,7 +56,8 @@ public struct ScopedStore<State: Equatable & Sendable, Action: Sendable>: Sendab
     /// Calls `observer` with this part of the state after each action that changed it.
     ///
     /// Observers run as the store's do (in subscription order, on the dispatching thread, outside the store's lock)
-    /// and are first called for the next action that changes this part.
+    /// and are first called for the next action that changes this part. The subscription keeps the value it saw
+    /// last, to compare: for a large collection, every in-place change then copies it; use ``subscribe(by:_:)``.
     ///
     /// - Parameter observer: Receives each changed value.
     /// - Returns: The subscription; notifications stop when it is cancelled or released.

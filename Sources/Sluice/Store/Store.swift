@@ -35,7 +35,11 @@ public typealias DispatchFunction<Action> = @Sendable (Action) -> Void
 ///    outside the lock. Subscribing or cancelling during a notification takes effect from the next action.
 /// 7. **No retain cycles.** Releasing the last reference to a store frees it and its middleware and cancels its
 ///    scheduled work; later calls through a ``MiddlewareAPI`` of that store do nothing.
-/// 8. **Large states stay cheap.** The state is moved into the reducer and back, never copied per action.
+/// 8. **Large states stay cheap.** The state is moved into the reducer and back: the store itself never copies it.
+///    A copy that someone else holds while the reducer changes a collection in place (a ``state`` read still
+///    alive on another thread, a `subscribe(to:)` of the collection, a stream, the logging middleware's diff) makes
+///    that change copy the collection; ``read(_:)``, ``dispatch(_:reading:)`` and ``subscribe(to:by:_:)`` hold
+///    none. See <doc:LargeStates>.
 ///
 /// Keep a strong reference to the store for as long as it should work: a subscriber or middleware that
 /// captures the store strongly creates a cycle (capture the ``MiddlewareAPI`` instead, or the store weakly).
@@ -103,6 +107,9 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     /// The current state.
     ///
     /// Safe from any thread; waits for at most one reducer call. Not to be called from inside the reducer.
+    /// This is a copy of the whole state: while you hold it, the reducer's next in-place change of a collection in
+    /// it copies that collection. To read a part, use ``read(_:)``, which borrows the state instead
+    /// (see <doc:LargeStates>).
     /// Observation tracks this read: `withObservationTracking { store.state.count } onChange: { ... }` is told about
     /// the next action that the store reduces (see <doc:ConsumingState>).
     @inlinable
@@ -136,7 +143,9 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     /// Calls `observer` with the value at `keyPath` after each action that changed it.
     ///
     /// The value is compared with the one that the previous notification saw (at first, the value when you
-    /// subscribe), so repeats are skipped.
+    /// subscribe), so repeats are skipped. The subscription keeps that value: for a large collection, that is a
+    /// second reference to its storage, and every in-place change of the reducer then copies the whole collection.
+    /// Observe a collection with ``subscribe(to:by:_:)`` instead (see <doc:LargeStates>).
     ///
     /// ```swift
     /// let subscription = store.subscribe(to: \.orders.pending) { pending in print("pending:", pending) }
