@@ -30,9 +30,13 @@ struct StateSource<Value: Sendable>: Sendable {
     /// path is a chain of stored properties.
     init<State, Action>(core: StoreCore<State, Action>, keyPath: any KeyPath<State, Value> & Sendable) {
         let reader = KeyPathReader(keyPath)
-        self.init(core: core, select: { reader($0) }) { body in
-            core.withStatePointer(tracked: true) { state in reader.withPointer(in: state, body) }
-        }
+        self.init(
+            core: core,
+            select: { reader($0) },
+            withValue: { body in
+                core.withStatePointer(tracked: true) { state in reader.withPointer(in: state, body) }
+            }
+        )
     }
 
     private init<State, Action>(
