@@ -127,6 +127,24 @@ import Testing
         }
     }
 
+    @Test func cancellingTheLastSubscriptionDuringTheRunOfTheChainKeepsTheReading() {
+        // The middleware cancels the only subscription before passing the action on: the store then has nobody to
+        // notify, but the reading must still be taken.
+        let subscription = Locked<Subscription?>(nil)
+        let store = Store(
+            initialState: TestState(),
+            reducer: testReducer,
+            middleware: [
+                tap { _, _ in
+                    subscription.withValue { $0?.cancel() }
+                    return true
+                }
+            ]
+        )
+        subscription.withValue { $0 = store.subscribe { _ in } }
+        #expect(store.dispatch(.add(2), reading: { $0.count }) == 2)
+    }
+
     @Test func aDispatchFromInsideADispatchIsQueuedAndReadsNil() {
         final class Box: @unchecked Sendable { var store: Store<TestState, TestAction>? }
         let box = Box()
