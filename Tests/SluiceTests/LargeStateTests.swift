@@ -280,3 +280,51 @@ let appendReducer = Reducer<BigState, Int>(mutating: { state, value in state.ite
         #expect(notified.current == 2 * inserts)
     }
 }
+
+/// The "Large states" article's versioned collection, as written there.
+@Suite struct LargeStatesArticleTests {
+    struct Order: Sendable, Identifiable {
+        let id: Int
+        var isPending = true
+    }
+
+    enum OrderAction: Sendable {
+        case place(Order)
+        case cancel(Order.ID)
+    }
+
+    struct Orders: Sendable, Equatable {
+        var byID: [Order.ID: Order] = [:]
+        var version = 0
+
+        static func == (lhs: Orders, rhs: Orders) -> Bool { lhs.version == rhs.version }
+    }
+
+    struct AppState: Sendable {
+        var orders = Orders()
+    }
+
+    @Test func aVersionTheReducerBumpsIsAChangeKey() {
+        let ordersReducer = Reducer<Orders, OrderAction>(mutating: { orders, action in
+            switch action {
+            case .place(let order): orders.byID[order.id] = order
+            case .cancel(let id): orders.byID[id] = nil
+            }
+            orders.version += 1
+        })
+        let store = Store<AppState, OrderAction>(
+            initialState: AppState(),
+            reducer: withKey(\AppState.orders, use: ordersReducer)
+        )
+        let rendered = Locked<[Int]>([])
+        let versioned = store.subscribe(to: \.orders, by: \.version) { orders in rendered.append(orders.byID.count) }
+        let scoped = store.scope(\.orders).subscribe(by: \.version) { orders in rendered.append(-orders.byID.count) }
+        store.dispatch(.place(Order(id: 1)))
+        store.dispatch(.place(Order(id: 1)))  // replaces the entry: same count, new version
+        store.dispatch(.cancel(1))
+        #expect(rendered.current == [1, -1, 1, -1, 0, 0])
+        #expect(store.read { $0.orders.byID.values.filter(\.isPending).count } == 0)
+        versioned.cancel()
+        scoped.cancel()
+    }
+}

@@ -51,4 +51,29 @@ import Testing
             printed.current == ["count is now 1", "increment -> count 1", "count is now 42", "add(41) -> count 42"]
         )
     }
+
+    /// The README's "Large states" snippet.
+    @Test func largeStates() {
+        let printed = Locked<[String]>([])
+        @Sendable func print(_ items: Any...) {
+            printed.append(items.map { "\($0)" }.joined(separator: " "))
+        }
+        let store = Store<AppState, AppAction>(
+            initialState: AppState(count: 1, history: [1]),
+            reducer: Reducer(mutating: { state, action in
+                if case .add(let amount) = action { state.count += amount }
+                state.history.append(state.count)
+            })
+        )
+
+        let last = store.read { $0.history.last }  // borrowed, under the lock
+        let total = store.dispatch(.add(5), reading: { $0.count })  // the state right after this action
+        let watcher = store.subscribe(to: \.history, by: \.count) { history in print(history.count, "entries") }
+
+        store.dispatch(.increment)
+        #expect(last == 1)
+        #expect(total == 6)
+        #expect(printed.current == ["3 entries"])
+        watcher.cancel()
+    }
 }
