@@ -37,7 +37,7 @@ extension StoreCore {
             lock.unlock()
             return nil
         }
-        guard let chain else {
+        if chain == nil {
             reduce(&statePointer.pointee, action)
             if nobodyToNotify {
                 let value = body(statePointer.pointee)
@@ -58,7 +58,8 @@ extension StoreCore {
         reducedWhileReading = false
         nobodyToNotify = false
         lock.unlock()
-        chain(action)
+        // Not `guard let chain` (see `dispatch(_:through:)`): binding the closure adds a retain and a release.
+        chain.unsafelyUnwrapped(action)
         lock.lock()
         // This thread still owns the pipeline: no other thread has reduced since the run of the chain began.
         let value: T? = reducedWhileReading ? body(statePointer.pointee) : nil
