@@ -71,15 +71,15 @@ struct ThrottleStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
     }
 
     @inlinable
-    mutating func receive(_ run: Run, at now: DispatchTime) -> TimedDecision<Run> {
-        var decision = TimedDecision<Run>()
+    mutating func receive(_ run: Run, at now: DispatchTime, runs: inout RunQueue<Run>) -> TimerRequest? {
         if isOpen, let end = windowEnd, now >= end {
             if let owed = pending {
-                // The trailing run was due at `end` and the timer is late: it runs (on the scheduler) and opens
-                // the window [end, end + interval) as if the timer had been on time.
+                // The trailing run was due at `end` and the timer is late: it runs now, before this action's run,
+                // and opens the window [end, end + interval) as if the timer had been on time. The late timer
+                // becomes stale.
                 pending = nil
                 timerGeneration &+= 1
-                decision.owed.append(owed)
+                runs.append(owed)
                 windowEnd = end.adding(interval)
                 if windowEnd.map({ now >= $0 }) ?? false {
                     isOpen = false
@@ -91,29 +91,28 @@ struct ThrottleStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
         guard isOpen else {
             isOpen = true
             windowEnd = now.adding(interval)
-            decision.runNow.append(run)
-            return decision
+            runs.append(run)
+            return nil
         }
-        guard latest else { return decision }
+        guard latest else { return nil }
         let hadPending = pending != nil
         pending = run
         if !hadPending, let end = windowEnd {
             timerGeneration &+= 1
-            decision.armTimer = (end, timerGeneration)
+            return (end, timerGeneration)
         }
-        return decision
+        return nil
     }
 
     @inlinable
-    mutating func timerFired(at now: DispatchTime) -> TimedDecision<Run> {
-        var decision = TimedDecision<Run>()
-        guard let run = pending, let end = windowEnd else { return decision }
+    mutating func timerFired(at now: DispatchTime, runs: inout RunQueue<Run>) -> TimerRequest? {
+        guard let run = pending, let end = windowEnd else { return nil }
         pending = nil
         // The trailing run opens the next window at the end of this one.
         windowEnd = end.adding(interval)
         isOpen = true
-        decision.runNow.append(run)
-        return decision
+        runs.append(run)
+        return nil
     }
 
     @inlinable
