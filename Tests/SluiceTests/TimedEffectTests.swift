@@ -110,16 +110,13 @@ import Testing
         let store: Store<TestState, TestAction>
 
         init(
-            concurrent: Bool = false,
-            _ modify: (DispatchQueueScheduler, SideEffect<TestState, TestAction>) -> SideEffect<TestState, TestAction>,
-            body: @escaping @Sendable (Int) -> Void = { _ in }
+            _ modify: (DispatchQueueScheduler, SideEffect<TestState, TestAction>) -> SideEffect<TestState, TestAction>
         ) {
-            let queue = DispatchQueue(label: "sluice.tests.busy", attributes: concurrent ? [.concurrent] : [])
+            let queue = DispatchQueue(label: "sluice.tests.busy")
             self.queue = queue
             let runs = runs
             let record = SideEffect<TestState, TestAction> { action, _ in
                 if case .add(let value) = action {
-                    body(value)
                     runs.append(value)
                 }
             }
@@ -129,7 +126,7 @@ import Testing
                 middleware: [Middleware(modify(.queue(queue), record))]
             )
             let gate = gate
-            queue.async(flags: .barrier) { gate.wait() }
+            queue.async { gate.wait() }
         }
 
         /// Frees the queue, waits until `count` runs happened (or 10 s passed), then until the queue has done
@@ -140,16 +137,16 @@ import Testing
             while runs.current.count < count && DispatchTime.now() < deadline {
                 Thread.sleep(forTimeInterval: 0.001)
             }
-            queue.sync(flags: .barrier) {}
-            queue.sync(flags: .barrier) {}
+            queue.sync {}
+            queue.sync {}
             return runs.current
         }
     }
 
     /// Blocks the calling thread until `deadline`; the runs under test fall due meanwhile.
     func wait(until deadline: DispatchTime) {
-        while DispatchTime.now() < deadline {
-            let remaining = deadline.uptimeNanoseconds - DispatchTime.now().uptimeNanoseconds
+        while case let now = DispatchTime.now(), now < deadline {
+            let remaining = deadline.uptimeNanoseconds - now.uptimeNanoseconds
             Thread.sleep(forTimeInterval: Double(min(remaining, 1_000_000)) / 1e9)
         }
     }
@@ -192,36 +189,5 @@ import Testing
         busy.store.dispatch(.add(3))
         wait(until: .now() + .milliseconds(15))
         #expect(busy.release(expecting: 3) == [1, 2, 3])
-    }
-
-    /// On a concurrent queue, the timer of 2 fires on another thread while the run of 1 is still in progress:
-    /// 2 runs after 1 ends, never alongside it.
-    @Test func delayRunsNeverOverlapOnAConcurrentQueue() {
-        let events = Locked<[String]>([])
-        let slowRun = DispatchSemaphore(value: 0)
-        let busy = BusyQueue(concurrent: true, { Middlewares.delay(.milliseconds(10), on: $0, $1) }) { value in
-            events.append("start \(value)")
-            if value == 1 { _ = slowRun.wait(timeout: .now() + .seconds(10)) }
-            events.append("end \(value)")
-        }
-        busy.gate.signal()
-        busy.store.dispatch(.add(1))
-        wait(until: .now() + .milliseconds(3))
-        busy.store.dispatch(.add(2))
-        let started = DispatchTime.now() + .seconds(10)
-        while !events.current.contains("start 1") && DispatchTime.now() < started {
-            Thread.sleep(forTimeInterval: 0.001)
-        }
-        // The run of 2 falls due 3 ms after 1; give a wrong implementation 50 ms to start it alongside 1.
-        let overtaken = DispatchTime.now() + .milliseconds(50)
-        while !events.current.contains("start 2") && DispatchTime.now() < overtaken {
-            Thread.sleep(forTimeInterval: 0.001)
-        }
-        slowRun.signal()
-        let ended = DispatchTime.now() + .seconds(10)
-        while busy.runs.current.count < 2 && DispatchTime.now() < ended {
-            Thread.sleep(forTimeInterval: 0.001)
-        }
-        #expect(events.current == ["start 1", "end 1", "start 2", "end 2"])
     }
 }
