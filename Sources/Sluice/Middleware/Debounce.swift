@@ -4,7 +4,9 @@ extension Middlewares {
     /// Runs a side effect once with the last action after `interval` of quiet.
     ///
     /// Each accepted action restarts the timer; when `interval` passes with no new accepted action, the effect runs
-    /// on `scheduler` with the last one. A superseded action's run never starts.
+    /// on `scheduler` with the last one. A superseded action's run never starts. On a late scheduler, an action that
+    /// arrives after the quiet time passed but before the run started supersedes it too: the effect runs once, with
+    /// the last action. Runs happen one at a time, in the order of their actions.
     ///
     /// ```
     /// actions (ms):  0  50  100            400  450

@@ -3,6 +3,9 @@ public import Dispatch
 extension Middlewares {
     /// Runs a side effect for every accepted action, `interval` later, in order.
     ///
+    /// Runs happen one at a time, in the order of their actions, however late the scheduler is: the runs that fell
+    /// due while it was busy run when it gets to them, in order.
+    ///
     /// ```
     /// actions (ms):  0  30        100
     /// delay 50:          ● (0, at 50)  ● (30, at 80)   ● (100, at 150)

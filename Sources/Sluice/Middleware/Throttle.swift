@@ -9,6 +9,11 @@ extension Middlewares {
     /// the newest of them runs when the window ends (on `scheduler`) and opens a new window from there, as
     /// redux-saga's `throttle`. Work due at an instant runs before an action dispatched at that instant.
     ///
+    /// Runs happen one at a time, in the order of their actions, however late the scheduler is: a trailing run
+    /// that is due but not started when the next action arrives runs first, on the dispatching thread, and the
+    /// windows advance as if the timer had been on time. A run that falls due while another run of this throttle is
+    /// in progress runs right after it, on that run's thread.
+    ///
     /// ```
     /// actions (ms):       0  10  20 … 90 100 110 … 190 200 … 300 … 340
     /// interval 100:       ●                ●               ●       ●          runs with 0, 100, 200, 300
