@@ -110,13 +110,15 @@ import Testing
         let store: Store<TestState, TestAction>
 
         init(
-            _ modify: (DispatchQueueScheduler, SideEffect<TestState, TestAction>) -> SideEffect<TestState, TestAction>
+            _ modify: (DispatchQueueScheduler, SideEffect<TestState, TestAction>) -> SideEffect<TestState, TestAction>,
+            body: @escaping @Sendable (Int) -> Void = { _ in }
         ) {
             let queue = DispatchQueue(label: "sluice.tests.busy")
             self.queue = queue
             let runs = runs
             let record = SideEffect<TestState, TestAction> { action, _ in
                 if case .add(let value) = action {
+                    body(value)
                     runs.append(value)
                 }
             }
@@ -189,5 +191,34 @@ import Testing
         busy.store.dispatch(.add(3))
         wait(until: .now() + .milliseconds(15))
         #expect(busy.release(expecting: 3) == [1, 2, 3])
+    }
+
+    /// A trailing run is slow; the next action, which finds the window ended, waits for it instead of running
+    /// alongside it on the dispatching thread.
+    @Test func throttleRunsNeverOverlap() {
+        let events = Locked<[String]>([])
+        let slowRun = DispatchSemaphore(value: 0)
+        let onQueue = DispatchSpecificKey<Bool>()
+        let busy = BusyQueue({ Middlewares.throttle(.milliseconds(20), latest: true, on: $0, $1) }) { value in
+            events.append("start \(value)")
+            if value == 2 && DispatchQueue.getSpecific(key: onQueue) == true {
+                _ = slowRun.wait(timeout: .now() + .seconds(10))
+            }
+            events.append("end \(value)")
+        }
+        busy.queue.setSpecific(key: onQueue, value: true)
+        busy.gate.signal()  // the queue is free; the trailing run makes it busy
+        let start = DispatchTime.now()
+        busy.store.dispatch(.add(1))
+        busy.store.dispatch(.add(2))  // trails at +20, on the queue, and opens [20, 40)
+        let started = DispatchTime.now() + .seconds(10)
+        while !events.current.contains("start 2") && DispatchTime.now() < started {
+            Thread.sleep(forTimeInterval: 0.001)
+        }
+        wait(until: start + .milliseconds(45))
+        busy.store.dispatch(.add(3))  // the window has ended, but the run of 2 is in progress
+        slowRun.signal()
+        #expect(busy.release(expecting: 3) == [1, 2, 3])
+        #expect(events.current == ["start 1", "end 1", "start 2", "end 2", "start 3", "end 3"])
     }
 }
