@@ -124,13 +124,14 @@ public final class TestScheduler: EffectScheduler, @unchecked Sendable {
 
 /// The pending work of a ``TestScheduler``: a binary heap ordered by deadline, then by the order of scheduling.
 ///
-/// Cancelled work stays in the heap (its closure is already released by ``Sluice/ScheduledWork/cancel()``) and
-/// is dropped when it comes first.
+/// The heap holds plain values (deadline, sequence, slot), so that sifting moves no references; the work itself
+/// waits in `slots`, whose free entries are reused. Cancelled work stays queued (its closure is already released
+/// by ``Sluice/ScheduledWork/cancel()``) and is dropped when it comes first.
 package struct WorkQueue {
     package struct Entry: Comparable {
         package let deadline: UInt64
         package let sequence: UInt64
-        package let work: ScheduledWork
+        package let slot: Int
 
         package static func < (a: Entry, b: Entry) -> Bool {
             (a.deadline, a.sequence) < (b.deadline, b.sequence)
@@ -142,6 +143,8 @@ package struct WorkQueue {
     }
 
     private var heap = BinaryHeap<Entry>()
+    private var slots: [ScheduledWork?] = []
+    private var freeSlots: [Int] = []
     private var sequence: UInt64 = 0
 
     /// An empty queue.
@@ -150,25 +153,34 @@ package struct WorkQueue {
     /// Adds `work`, due at `deadline` (uptime nanoseconds), behind any work already due at the same deadline.
     package mutating func insert(_ work: ScheduledWork, deadline: UInt64) {
         sequence += 1
-        heap.insert(Entry(deadline: deadline, sequence: sequence, work: work))
+        let slot: Int
+        if let free = freeSlots.popLast() {
+            slot = free
+            slots[slot] = work
+        } else {
+            slot = slots.count
+            slots.append(work)
+        }
+        heap.insert(Entry(deadline: deadline, sequence: sequence, slot: slot))
     }
 
     /// Removes and returns the earliest pending work due by `target`, dropping cancelled and run work on the way.
     package mutating func removeNext(dueBy target: UInt64) -> (deadline: UInt64, work: ScheduledWork)? {
         while let first = heap.min {
-            guard first.work.isPending else {
-                _ = heap.removeMin()
-                continue
-            }
-            guard first.deadline <= target else { return nil }
+            let isPending = slots[first.slot]?.isPending ?? false
+            if isPending && first.deadline > target { return nil }
             _ = heap.removeMin()
-            return (first.deadline, first.work)
+            let work = slots[first.slot].take()
+            freeSlots.append(first.slot)
+            if isPending, let work {
+                return (first.deadline, work)
+            }
         }
         return nil
     }
 
     /// The number of pieces of work neither run nor cancelled.
     package var pendingCount: Int {
-        heap.unordered.count { $0.work.isPending }
+        slots.count { $0?.isPending ?? false }
     }
 }
