@@ -199,13 +199,14 @@ import Testing
         let events = Locked<[String]>([])
         let slowRun = DispatchSemaphore(value: 0)
         let onQueue = DispatchSpecificKey<Bool>()
-        let busy = BusyQueue({ Middlewares.throttle(.milliseconds(20), latest: true, on: $0, $1) }) { value in
+        let body: @Sendable (Int) -> Void = { value in
             events.append("start \(value)")
             if value == 2 && DispatchQueue.getSpecific(key: onQueue) == true {
                 _ = slowRun.wait(timeout: .now() + .seconds(10))
             }
             events.append("end \(value)")
         }
+        let busy = BusyQueue({ Middlewares.throttle(.milliseconds(20), latest: true, on: $0, $1) }, body: body)
         busy.queue.setSpecific(key: onQueue, value: true)
         busy.gate.signal()  // the queue is free; the trailing run makes it busy
         let start = DispatchTime.now()
