@@ -6,6 +6,8 @@ public import Sluice
 /// Time stands still until the test moves it. ``advance(by:)`` and ``advance(to:)`` run the work that falls
 /// due, synchronously on the calling thread, in deadline order and first-in first-out for equal deadlines,
 /// including work that the work they run schedules, as long as it falls due by the target time.
+/// ``letTimePass(by:)`` and ``letTimePass(to:)`` move it without running anything, as a queue that is busy, so that
+/// a test can check what happens when work runs late.
 ///
 /// ```swift
 /// let scheduler = TestScheduler()
@@ -18,7 +20,8 @@ public import Sluice
 /// ```
 ///
 /// Virtual time starts at an uptime of 1 ns (`DispatchTime(uptimeNanoseconds: 0)` means "now" to Dispatch).
-/// Work scheduled for a deadline that already passed runs at the next advance.
+/// Work scheduled for a deadline that already passed runs at the next advance, in the order of its deadline like all
+/// due work.
 public final class TestScheduler: EffectScheduler, @unchecked Sendable {
     // @unchecked: `currentTime` and `queue` are guarded by `lock`.
     private let lock = Lock()
