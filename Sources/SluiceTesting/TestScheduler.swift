@@ -78,7 +78,7 @@ public final class TestScheduler: EffectScheduler, @unchecked Sendable {
     /// - Parameter interval: How far to move; must not be negative. `.never` is not allowed either.
     public func letTimePass(by interval: DispatchTimeInterval) {
         guard let target = target(after: interval, checking: "TestScheduler.letTimePass(by:)") else {
-            preconditionFailure("TestScheduler.letTimePass(by:): the interval must not be .never.")
+            usageError("TestScheduler.letTimePass(by:): the interval must not be .never.")
         }
         letTimePass(to: DispatchTime(uptimeNanoseconds: target))
     }

@@ -123,10 +123,30 @@ func ms(_ scheduler: TestScheduler) -> UInt64 {
         #expect(scheduler.pendingWorkCount == 0)
     }
 
-    @Test func negativeAdvanceStopsTheProgram() async {
-        await #expect(processExitsWith: .failure) {
+    @Test func negativeAdvanceStopsTheProgramWithAMessage() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             TestScheduler().advance(by: .milliseconds(-1))
         }
+        let standardError = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(
+            standardError.contains(
+                "Sluice usage error: TestScheduler.advance(by:): the interval must not be negative, got milliseconds(-1)."
+            ),
+            "standard error: \(standardError)"
+        )
+    }
+
+    @Test func letTimePassByNeverStopsTheProgramWithAMessage() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            TestScheduler().letTimePass(by: .never)
+        }
+        let standardError = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(
+            standardError.contains(
+                "Sluice usage error: TestScheduler.letTimePass(by:): the interval must not be .never."
+            ),
+            "standard error: \(standardError)"
+        )
     }
 }
 

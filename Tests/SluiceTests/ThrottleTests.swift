@@ -90,10 +90,4 @@ import Testing
         store.dispatch(.noop)
         #expect(seen.current == [.increment])
     }
-
-    @Test func negativeIntervalStopsTheProgram() async {
-        await #expect(processExitsWith: .failure) {
-            _ = Middlewares.throttle(.milliseconds(-1), SideEffect<TestState, TestAction> { _, _ in })
-        }
-    }
 }

@@ -97,11 +97,12 @@ extension Middlewares {
         sink: @escaping @Sendable (String) -> Void,
         clock: @escaping @Sendable () -> UInt64
     ) -> Middleware<State, Action> {
-        precondition(maxChanges >= 1, "Middlewares.logging: maxChanges must be at least 1, got \(maxChanges)")
-        if let maxLineLength {
-            precondition(
-                maxLineLength >= 1,
-                "Middlewares.logging: maxLineLength must be at least 1 (or nil for no limit), got \(maxLineLength)"
+        if maxChanges < 1 {
+            usageError("Middlewares.logging: maxChanges must be at least 1, got \(maxChanges).")
+        }
+        if let maxLineLength, maxLineLength < 1 {
+            usageError(
+                "Middlewares.logging: maxLineLength must be at least 1 (or nil for no limit), got \(maxLineLength)."
             )
         }
         let format = LogLineFormat(
@@ -163,7 +164,9 @@ extension Middlewares {
         ///
         /// - Parameter n: The period; at least 1 (`.every(1)` is ``all``).
         public static func every(_ n: Int) -> LogSampling {
-            precondition(n >= 1, "Middlewares.LogSampling.every: n must be at least 1, got \(n)")
+            if n < 1 {
+                usageError("Middlewares.LogSampling.every: n must be at least 1, got \(n).")
+            }
             return n == 1 ? .all : LogSampling(kind: .every(UInt64(n)))
         }
 
@@ -172,10 +175,11 @@ extension Middlewares {
         ///
         /// - Parameter fraction: Greater than 0 and at most 1 (`.rate(1)` is ``all``).
         public static func rate(_ fraction: Double) -> LogSampling {
-            precondition(
-                fraction > 0 && fraction <= 1,
-                "Middlewares.LogSampling.rate: fraction must be greater than 0 and at most 1, got \(fraction)"
-            )
+            if !(fraction > 0 && fraction <= 1) {
+                usageError(
+                    "Middlewares.LogSampling.rate: fraction must be greater than 0 and at most 1, got \(fraction)."
+                )
+            }
             return fraction == 1 ? .all : LogSampling(kind: .rate(fraction))
         }
 

@@ -217,7 +217,9 @@ final class StreamBuffer<Element: Sendable>: @unchecked Sendable {
                     lock.unlock()
                     continuation.resume(returning: nil)
                 } else {
-                    precondition(waiter == nil, "Sluice: StateStream iterator used by two tasks at once")
+                    if waiter != nil {
+                        usageError("StateStream: an iterator was used by two tasks at once.")
+                    }
                     waiter = continuation
                     lock.unlock()
                 }
