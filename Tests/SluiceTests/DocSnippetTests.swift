@@ -43,8 +43,13 @@ import Testing
         let hint = "regenerate: bash scripts/update-doc-snippets.sh"
         for name in expected.keys.sorted() {
             #expect(onDisk[name] != nil, "DocSnippets/Generated/\(name) is missing; \(hint)")
-            if let file = onDisk[name] {
-                #expect(file == expected[name], "DocSnippets/Generated/\(name) is out of date; \(hint)")
+            if let file = onDisk[name], let wanted = expected[name], file != wanted {
+                let lines = (
+                    file.split(separator: "\n", omittingEmptySubsequences: false),
+                    wanted.split(separator: "\n", omittingEmptySubsequences: false)
+                )
+                let first = zip(lines.0, lines.1).prefix { $0 == $1 }.count + 1
+                Issue.record("DocSnippets/Generated/\(name) is out of date from line \(first) on; \(hint)")
             }
         }
         for name in onDisk.keys.sorted() where expected[name] == nil {
@@ -82,7 +87,7 @@ import Testing
               ```
             """
         let source = try #require(try DocSnippetExtractor.source(of: markdown, document: "Docs/Some Thing.md"))
-        #expect(source.contains("import Observation\nimport SluiceTesting"))
+        #expect(source.contains("import Foundation\nimport Observation\nimport Sluice\n"))
         #expect(source.contains("enum SomeThingSnippets {\n    static func snippets() async throws {"))
         #expect(
             source.contains(
@@ -111,7 +116,11 @@ import Testing
             ```
             """
         let blocks = try DocSnippetExtractor.blocks(in: markdown, document: "A.md")
-        #expect(blocks == [.init(line: 2, code: ["let store = 1"]), .init(line: 6, code: ["let store = 2"], ownScope: true)])
+        #expect(
+            blocks == [
+                .init(line: 2, code: ["let store = 1"]), .init(line: 6, code: ["let store = 2"], ownScope: true),
+            ]
+        )
         let source = try #require(try DocSnippetExtractor.source(of: markdown, document: "A.md"))
         #expect(source.contains("        do {\n            let store = 2\n            _ = store\n        }\n"))
     }

@@ -50,7 +50,8 @@ struct DocSnippetExtractor {
             }
             let indent = line.prefix { $0 == " " }.count
             let info = trimmed.dropFirst(3).trimmingCharacters(in: .whitespaces)
-            guard let end = lines[(index + 1)...].firstIndex(where: { $0.trimmingCharacters(in: .whitespaces) == "```" })
+            guard
+                let end = lines[(index + 1)...].firstIndex(where: { $0.trimmingCharacters(in: .whitespaces) == "```" })
             else {
                 throw Problem(document: document, line: index + 1, message: "code block without its closing fence")
             }
@@ -201,7 +202,11 @@ struct DocumentedSources {
             guard let source = try DocSnippetExtractor.source(of: markdown, document: document) else { continue }
             let name = DocSnippetExtractor.namespace(of: document) + ".swift"
             guard files[name] == nil else {
-                throw DocSnippetExtractor.Problem(document: document, line: 1, message: "a second document makes \(name)")
+                throw DocSnippetExtractor.Problem(
+                    document: document,
+                    line: 1,
+                    message: "a second document makes \(name)"
+                )
             }
             files[name] = source
         }
