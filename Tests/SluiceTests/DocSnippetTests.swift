@@ -21,7 +21,7 @@ import Testing
 // - Scope: the compiled blocks of one document are, in order, the body of one function,
 //   `static func snippets() async throws` of an enum named after the document (`ThrottleSnippets` for
 //   Throttle.md). A block sees what the earlier blocks of its document declared; `try` and `await` work; the
-//   function is compiled, not run (a test may call it: see `readmeQuickStartRuns`).
+//   function is compiled, and run only where a test calls it (`readmeSnippetsRun`, `articleSnippetsRun`).
 // - `<!-- snippet: own-scope -->` on the line before a block (an HTML comment: neither GitHub nor DocC shows it)
 //   wraps that block in `do { }`: it still sees the earlier blocks, and its declarations do not clash with later
 //   ones (two independent examples that both declare `let store`).
@@ -29,9 +29,12 @@ import Testing
 //   goes in Tests/SluiceTests/DocSnippets/<Document>Setup.swift, as members of an extension of the document's enum.
 // - Rewrites, so that fragments compile as written: `import` lines move to the top of the file (the file always
 //   imports Foundation, Sluice, SluiceTesting and Testing); `@Test` in front of a function at the block's top
-//   level is dropped (a local function cannot be a test; its body is compiled, not run); and every `let`/`var`
-//   at a block's top level is followed by `_ = name`, so that a value the example only shows is not an unused
-//   variable warning.
+//   level is dropped (a local function cannot be a test) and a call of the function follows the block, so that
+//   a test that runs `snippets()` runs the document's tests too; and every `let`/`var` at a block's top level is
+//   followed by `_ = name`, so that a value the example only shows is not an unused variable warning.
+// - Documents whose snippets run (their examples do what the prose says): README.md, ReducerComposition.md and
+//   TestingWithTestScheduler.md (`readmeSnippetsRun` and `articleSnippetsRun` below). The others need a service, an endless loop or output on
+//   standard error to run, and are compiled only.
 // - The generated files are not formatted (`swift-format-ignore-file`): they are the documents' code as written.
 
 @Suite struct DocSnippetTests {
@@ -57,14 +60,21 @@ import Testing
         }
     }
 
-    /// The README's quick start runs and does what its comment says (it used to be copied here by hand).
-    @Test func readmeQuickStartRuns() async throws {
+    /// The README's blocks run: the quick start prints what the README's copy of it used to check by hand, and the
+    /// README's example tests (called after their blocks) pass.
+    @Test func readmeSnippetsRun() async throws {
         try await READMESnippets.snippets()
         #expect(
             READMESnippets.printed.current.prefix(4) == [
                 "count is now 1", "increment -> count 1", "count is now 42", "add(41) -> count 42",
             ]
         )
+    }
+
+    /// The articles whose examples are self-contained run too; their example tests record their failures here.
+    @Test func articleSnippetsRun() async throws {
+        try await ReducerCompositionSnippets.snippets()
+        try await TestingWithTestSchedulerSnippets.snippets()
     }
 
     // The extractor itself, on small documents.
@@ -98,6 +108,7 @@ import Testing
 
                         // Docs/Some Thing.md:13
                         func b() { #expect(a == 1) }
+                        b()
                     }
                 """
             )

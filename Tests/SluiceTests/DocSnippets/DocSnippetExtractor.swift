@@ -98,18 +98,21 @@ struct DocSnippetExtractor {
             body.append("// \(document):\(block.line)")
             var code: [String] = []
             var declared: [String] = []
+            var tests: [String] = []
             for line in block.code {
                 if let module = importedModule(line) {
                     imports.insert(module)
                     continue
                 }
                 if let name = declaredName(line) { declared.append(name) }
+                if let name = testFunction(line) { tests.append(name) }
                 code.append(withoutTestAttribute(line))
             }
             // Leading and trailing blank lines left by a moved import.
             while code.first?.isEmpty == true { code.removeFirst() }
             while code.last?.isEmpty == true { code.removeLast() }
             code += declared.map { "_ = \($0)" }
+            code += tests.map { "\($0)()" }
             if block.ownScope {
                 body.append("do {")
                 body += code.map(indented)
@@ -155,6 +158,16 @@ struct DocSnippetExtractor {
             return name.isEmpty ? nil : String(name)
         }
         return nil
+    }
+
+    /// `name` for `@Test func name() {` at the top level of a block: a test without parameters, which the
+    /// generated code calls after the block, so that running `snippets()` runs the document's tests.
+    static func testFunction(_ line: String) -> String? {
+        guard line.hasPrefix("@Test"), let function = line.range(of: "func ") else { return nil }
+        let rest = line[function.upperBound...]
+        let name = rest.prefix { $0.isLetter || $0.isNumber || $0 == "_" }
+        guard !name.isEmpty, rest.dropFirst(name.count).hasPrefix("()") else { return nil }
+        return String(name)
     }
 
     /// `func name() {` for `@Test func name() {` at the top level of a block.

@@ -4,7 +4,7 @@ import Sluice
 extension READMESnippets {
     typealias Recorder = DocExample.Recorder
 
-    /// What the README's `print` calls wrote, in order, for `readmeQuickStartRuns`.
+    /// What the README's `print` calls wrote, in order, for `readmeSnippetsRun`.
     static let printed = Locked<[String]>([])
 
     static func print(_ items: Any..., separator: String = " ") {

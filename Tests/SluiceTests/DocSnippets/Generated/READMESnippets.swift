@@ -92,6 +92,7 @@ enum READMESnippets {
             #expect(next.count == 41)
             #expect(next.history == [41])
         }
+        addAddsTheAmount()
 
         // README.md:278
         func everyActionIsLogged() {
@@ -105,6 +106,7 @@ enum READMESnippets {
             #expect(lines.values.count == 1)
             #expect(lines.values[0].hasPrefix("increment in "))
         }
+        everyActionIsLogged()
 
         // README.md:297
         func reportIsDebounced() {
@@ -126,5 +128,6 @@ enum READMESnippets {
             scheduler.advance(by: .milliseconds(1))
             #expect(reports.values == [42])
         }
+        reportIsDebounced()
     }
 }

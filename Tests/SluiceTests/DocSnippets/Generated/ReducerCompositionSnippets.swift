@@ -96,6 +96,7 @@ enum ReducerCompositionSnippets {
             let next = ordersReducer(OrdersState(), .place(id: 1, sku: "apple"))
             #expect(next.pending == [1])
         }
+        placingAnOrderMakesItPending()
 
         // Sources/Sluice/Sluice.docc/ReducerComposition.md:161
         var state = AppState()

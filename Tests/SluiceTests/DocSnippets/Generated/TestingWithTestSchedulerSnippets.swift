@@ -16,6 +16,7 @@ enum TestingWithTestSchedulerSnippets {
             let next = orders(state, .ship(id: 1))
             #expect(next == OrderState(pending: [2], shipped: 1))
         }
+        shippingRemovesThePendingOrder()
 
         // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:48
         func duplicatesAreDropped() {
@@ -28,6 +29,7 @@ enum TestingWithTestSchedulerSnippets {
             store.dispatch(.place(id: 1))
             #expect(store.state.pending == [1])
         }
+        duplicatesAreDropped()
 
         // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:64
         final class Recorder<Value: Sendable>: @unchecked Sendable {
@@ -55,6 +57,7 @@ enum TestingWithTestSchedulerSnippets {
             #expect(lines.values.count == 1)
             #expect(lines.values[0].hasSuffix("| pending: 1 item -> 0 items; shipped: 0 -> 1"))
         }
+        shipmentsAreLogged()
 
         // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:117
         func searchIsDebounced() {
@@ -79,6 +82,7 @@ enum TestingWithTestSchedulerSnippets {
             #expect(searches.values == ["sl"])     // once, with the last action
             #expect(scheduler.pendingWorkCount == 0)
         }
+        searchIsDebounced()
 
         // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:153
         func throttleLatestRunsTheNewestActionOfEachWindow() {
@@ -106,5 +110,6 @@ enum TestingWithTestSchedulerSnippets {
             #expect(runs.values.map(\.action) == [0, 90, 190, 290, 340])
             #expect(store.state == 35)  // every action was reduced
         }
+        throttleLatestRunsTheNewestActionOfEachWindow()
     }
 }
