@@ -124,7 +124,7 @@ struct DocSnippetExtractor {
         let name = namespace(of: document)
         var file = [
             "// swift-format-ignore-file",
-            "// Generated from \(document) by DocSnippetTests (Tests/SluiceTests/DocSnippetTests.swift): do not edit.",
+            "// Generated from \(document) by scripts/update-doc-snippets.sh: do not edit (see DocSnippetTests.swift).",
             "// After changing a Swift block there, run: bash scripts/update-doc-snippets.sh",
             "",
         ]

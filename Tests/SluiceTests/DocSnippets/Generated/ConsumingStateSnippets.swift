@@ -1,5 +1,5 @@
 // swift-format-ignore-file
-// Generated from Sources/Sluice/Sluice.docc/ConsumingState.md by DocSnippetTests (Tests/SluiceTests/DocSnippetTests.swift): do not edit.
+// Generated from Sources/Sluice/Sluice.docc/ConsumingState.md by scripts/update-doc-snippets.sh: do not edit (see DocSnippetTests.swift).
 // After changing a Swift block there, run: bash scripts/update-doc-snippets.sh
 
 import Foundation
