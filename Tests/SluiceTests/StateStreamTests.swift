@@ -80,6 +80,51 @@ import Testing
         #expect(store.subscriberCount == 0)
     }
 
+    /// The dispatching thread sends each value as soon as the consumer has seen the one before, so it often wakes
+    /// the consumer while that task is still suspending in `next()`. Under `swift test --sanitize=thread` this run
+    /// reported a data race (`withUnsafeContinuation` against `UnsafeContinuation.resume` in `StreamBuffer.send`)
+    /// until the buffer resumed its waiter inside its lock; `StreamBuffer`'s comment says why that report was a
+    /// false positive and how the lock removes it. Without the sanitizer it checks delivery in lockstep.
+    @Test func aConsumerWokenFromAnotherThreadWhileItSuspendsSeesEveryValueInLockstep() async {
+        let store = Store(initialState: TestState(), reducer: testReducer)
+        let rounds = 2_000
+        let seen = Locked(-1)
+        let consumer = Task.detached {
+            var received: [Int] = []
+            for await count in store.values(of: \.count) {
+                received.append(count)
+                seen.withValue { $0 = count }
+                if count == rounds { break }
+            }
+            return received
+        }
+        await onThread {
+            for next in 1...rounds {
+                while seen.current != next - 1 {}
+                store.dispatch(.increment)
+            }
+        }
+        #expect(await consumer.value == Array(0...rounds))
+        #expect(store.subscriberCount == 0)
+    }
+
+    @Test func aWokenConsumerWaitsAgainWhenTheChangeWasRevertedBeforeItRan() async {
+        let store = Store(initialState: TestState(), reducer: testReducer)
+        let consumer = await startCollectingCounts(of: store, until: 5)
+        // `add(1)` may wake the consumer; `add(-1)` withdraws the change before or after it ran. Either way, it
+        // sees no value that is not the newest when it looks, and ends with 5.
+        for _ in 0..<100 {
+            store.dispatch(.add(1))
+            store.dispatch(.add(-1))
+        }
+        store.dispatch(.add(5))
+        let received = await consumer.value
+        #expect(received.first == 0)
+        #expect(received.last == 5)
+        #expect(received.allSatisfy { $0 == 0 || $0 == 1 || $0 == 5 })
+        #expect(zip(received, received.dropFirst()).allSatisfy { $0 != $1 })
+    }
+
     // MARK: Termination
 
     @Test func iterationEndsWhenTheStoreIsFreedAfterTheNewestValue() async {
