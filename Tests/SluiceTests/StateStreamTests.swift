@@ -286,4 +286,3 @@ private func startCollectingCounts(
     await ready.wait()
     return consumer
 }
-
