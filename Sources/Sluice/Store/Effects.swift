@@ -130,6 +130,11 @@ extension Store {
     package var runningEffectIDCount: Int {
         core.effects.idCount
     }
+
+    /// The number of effects running under `id` (for tests).
+    package func runningEffectCount(id: some Hashable & Sendable) -> Int {
+        core.effects.count(id: AnyHashable(id))
+    }
 }
 
 /// An effect can start other effects through its API. An asynchronous effect started through the API of a

@@ -16,7 +16,7 @@ enum ConsumingStateSnippets {
             print("orders:", count)
         }
 
-        // Sources/Sluice/Sluice.docc/ConsumingState.md:53
+        // Sources/Sluice/Sluice.docc/ConsumingState.md:59
         do {
             func render() {
                 let count = withObservationTracking {
@@ -28,7 +28,7 @@ enum ConsumingStateSnippets {
             }
         }
 
-        // Sources/Sluice/Sluice.docc/ConsumingState.md:90
+        // Sources/Sluice/Sluice.docc/ConsumingState.md:96
         let cart = store.scope(\.cart)
         let subscription = cart.subscribe { cart in render(cart) }    // only when the cart changed
         for await total in cart.values(of: \.total) { show(total) }

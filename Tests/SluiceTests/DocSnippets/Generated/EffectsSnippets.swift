@@ -44,7 +44,7 @@ enum EffectsSnippets {
 
         store.cancel(id: "search")
 
-        // Sources/Sluice/Sluice.docc/Effects.md:115
+        // Sources/Sluice/Sluice.docc/Effects.md:118
         let total = try await store.run { api in
             async let profile = api.run { api in try await client.profile() }
             async let orders = api.run { api in try await client.orders() }

@@ -76,7 +76,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:226
+        // README.md:227
         do {
             let store = Store<AppState, AppAction>(
                 initialState: AppState(),
@@ -86,7 +86,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:266
+        // README.md:267
         func addAddsTheAmount() {
             let next = counter(AppState(), .add(41))
             #expect(next.count == 41)
@@ -94,7 +94,7 @@ enum READMESnippets {
         }
         addAddsTheAmount()
 
-        // README.md:278
+        // README.md:279
         func everyActionIsLogged() {
             let lines = Recorder<String>()  // a small lock-guarded array of your test support code
             let store = Store<AppState, AppAction>(
@@ -108,7 +108,7 @@ enum READMESnippets {
         }
         everyActionIsLogged()
 
-        // README.md:297
+        // README.md:298
         func reportIsDebounced() {
             let scheduler = TestScheduler()
             let reports = Recorder<Int>()

@@ -59,7 +59,7 @@ enum TestingWithTestSchedulerSnippets {
         }
         shipmentsAreLogged()
 
-        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:117
+        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:120
         func searchIsDebounced() {
             let scheduler = TestScheduler()
             let searches = Recorder<String>()
@@ -84,7 +84,7 @@ enum TestingWithTestSchedulerSnippets {
         }
         searchIsDebounced()
 
-        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:153
+        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:156
         func throttleLatestRunsTheNewestActionOfEachWindow() {
             let scheduler = TestScheduler()
             let start = scheduler.now
@@ -111,5 +111,27 @@ enum TestingWithTestSchedulerSnippets {
             #expect(store.state == 35)  // every action was reduced
         }
         throttleLatestRunsTheNewestActionOfEachWindow()
+
+        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:190
+        func aLateSearchRunsOnceWithTheLastText() {
+            let scheduler = TestScheduler()
+            let searches = Recorder<String>()
+            let search = Middlewares.debounce(.milliseconds(300), on: scheduler) {
+                (action: SearchAction, api: MiddlewareAPI<SearchState, SearchAction>) in
+                if case .type(let text) = action { searches.append(text) }
+            }
+            let store = Store<SearchState, SearchAction>(
+                initialState: SearchState(),
+                reducer: searchReducer,
+                middleware: [Middleware(search)]
+            )
+
+            store.dispatch(.type("s"))
+            scheduler.letTimePass(by: .milliseconds(400))   // the run of "s" is due; the queue is busy
+            store.dispatch(.type("sl"))                      // supersedes it
+            scheduler.advance(by: .milliseconds(300))
+            #expect(searches.values == ["sl"])
+        }
+        aLateSearchRunsOnceWithTheLastText()
     }
 }
