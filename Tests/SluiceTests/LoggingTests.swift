@@ -464,6 +464,42 @@ import Darwin
         #expect(Self.reflections(diff: false) == 0)
     }
 
+    /// An element that is not `Equatable`, and counts how often it is reflected.
+    struct Part: Sendable, CustomReflectable {
+        var name: String
+        let reflections: Locked<Int>
+
+        var customMirror: Mirror {
+            reflections.withValue { $0 += 1 }
+            return Mirror(self, children: ["name": name])
+        }
+    }
+
+    enum Parts: Sendable {
+        case list([Part])
+    }
+
+    @Test func comparingAChangedValueLooksAtABoundedNumberOfParts() {
+        let reflections = Locked(0)
+        // Equal names in new storage each time: only a walk through every part could tell that nothing changed.
+        let makeParts = { @Sendable in
+            Parts.list((0..<5_000).map { Part(name: "part number \($0) of many", reflections: reflections) })
+        }
+        let lines = Locked<[String]>([])
+        let store = Store<Parts, Int>(
+            initialState: makeParts(),
+            reducer: Reducer(mutating: { state, _ in state = makeParts() }),
+            middleware: [Middlewares.logging(diff: true, maxLineLength: nil, sink: { lines.append($0) }, clock: { 0 })]
+        )
+        reflections.withValue { $0 = 0 }
+        store.dispatch(1)
+        let value = #".list([Part(name: "part number 0 of many"), Part(name: "par…"#
+        #expect(lines.current == ["1 in 0ns | state: \(value) -> \(value) (not compared in full)"])
+        // At most 1,024 values looked at, two mirrors each; and the two descriptions, cut at 60 characters.
+        #expect(reflections.current > 0)
+        #expect(reflections.current <= 2 * 1_024 + 2 * 2)
+    }
+
     // MARK: Options
 
     @Test func includeSelectsTheLoggedActionsAndTheOthersStillPass() {
