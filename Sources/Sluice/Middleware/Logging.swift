@@ -44,7 +44,7 @@ extension Middlewares {
     ///   and a part whose type is `Equatable` and equal costs one comparison, so the parts that an action left alone
     ///   cost the same however large they are. Other values (enums that are not `Equatable`, parts nested deeper
     ///   than 16 levels) are compared part by part, stopping at the first difference, at most 32 levels deep and
-    ///   1,024 parts wide; when that is not enough to decide, the change is listed with
+    ///   1,024 values in all; when that is not enough to decide, the change is listed with
     ///   `(not compared in full)`. The elements of a collection whose elements are not `Equatable` are not
     ///   compared: only its count is. Values are shown in at most 60 characters and 16 levels of nesting (deeper
     ///   ones as `…`). An action that changed nothing logs `no change`.
