@@ -53,3 +53,17 @@ for area in ["Floors", "DispatchPath", "Subscribers", "LargeState", "Concurrency
         )
     )
 }
+
+// `TestScheduler` at scale: the one area that measures the testing library rather than a dispatch.
+package.targets.append(
+    .executableTarget(
+        name: "VirtualTime",
+        dependencies: [
+            .product(name: "Benchmark", package: "benchmark"),
+            .product(name: "SluiceTesting", package: sluicePackage),
+        ],
+        path: "Benchmarks/VirtualTime",
+        swiftSettings: [.swiftLanguageMode(.v6)],
+        plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+    )
+)

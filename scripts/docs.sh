@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 output="${SLUICE_DOCS_OUTPUT:-docs-output}"
-symbol_graphs=".build/docs-symbol-graphs"
+symbol_graphs=".build-docs/docs-symbol-graphs"
 
 # Find docc next to the swift driver (the toolchain's), or on PATH.
 docc="$(dirname "$(readlink -f "$(command -v swift)")")/docc"
@@ -24,13 +24,19 @@ if [[ -z "$docc" || ! -x "$docc" ]]; then
 fi
 
 echo "== symbol graphs (public symbols of Sluice)"
-# Builds the package like `swift build` (reusing .build) and extracts one graph per module.
-all_graphs="$(swift build --show-bin-path)/../symbolgraph"
+# Builds the Sluice module alone, in a build folder of its own (.build-docs, so the flags below never invalidate
+# .build), and has the compiler write its symbol graphs as it builds. Nothing else needs to be built first: this is
+# the first command that works on a fresh clone.
+all_graphs=".build-docs/symbol-graphs"
 rm -rf "$all_graphs"  # no stale graph of a module that no longer exists
-swift package dump-symbol-graph --skip-synthesized-members --minimum-access-level public >/dev/null
+mkdir -p "$all_graphs"
+swift build --target Sluice --scratch-path .build-docs \
+    -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$PWD/$all_graphs" \
+    -Xswiftc -symbol-graph-minimum-access-level -Xswiftc public \
+    -Xswiftc -symbol-graph-skip-synthesized-members >/dev/null
 rm -rf "$symbol_graphs"
 mkdir -p "$symbol_graphs"
-# Only the library: the test modules and other targets are not documented here.
+# Only the library: other modules are not documented here.
 shopt -s nullglob
 graphs=("$all_graphs"/Sluice.symbols.json "$all_graphs"/Sluice@*.symbols.json)
 if [[ ${#graphs[@]} -eq 0 ]]; then

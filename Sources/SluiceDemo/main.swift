@@ -16,7 +16,9 @@ if options.help {
 if !options.quiet {
     print("sluice-demo: \(options.orders) orders from \(options.producers) producer threads")
 }
-let summary = runDemo(options)
+// A new folder for each run, so that runs never share (or leave behind) a snapshot unless asked to keep it.
+let snapshotDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-demo-\(UUID())")
+let summary = runDemo(options, snapshotDirectory: snapshotDirectory)
 if !options.quiet {
     print("Log excerpt (sampled logging middleware and throttled metrics reporter)")
     for line in summary.logExcerpt {
@@ -24,4 +26,9 @@ if !options.quiet {
     }
 }
 print(summary.report)
+if options.keepSnapshot {
+    print("Snapshot kept in \(snapshotDirectory.path)")
+} else {
+    try? FileManager.default.removeItem(at: snapshotDirectory)
+}
 exit(summary.passed ? 0 : 1)

@@ -4,29 +4,44 @@ public struct DemoOptions: Sendable, Equatable {
     public var orders = 100_000
     /// How many producer threads dispatch at once.
     public var producers = 4
+    /// Every `quoteEvery`-th order also asks for a price quote (a `takeLatest` lookup).
+    public var quoteEvery = 500
+    /// Keep the snapshot folder after the run instead of removing it.
+    public var keepSnapshot = false
     /// Print only the summary.
     public var quiet = false
     /// Print the usage and exit.
     public var help = false
 
-    public init(orders: Int = 100_000, producers: Int = 4, quiet: Bool = false, help: Bool = false) {
+    public init(
+        orders: Int = 100_000,
+        producers: Int = 4,
+        quoteEvery: Int = 500,
+        keepSnapshot: Bool = false,
+        quiet: Bool = false,
+        help: Bool = false
+    ) {
         self.orders = orders
         self.producers = producers
+        self.quoteEvery = quoteEvery
+        self.keepSnapshot = keepSnapshot
         self.quiet = quiet
         self.help = help
     }
 
     public static let usage = """
-        USAGE: sluice-demo [--orders N] [--producers P] [--quiet] [--help]
+        USAGE: sluice-demo [--orders N] [--producers P] [--quote-every Q] [--keep-snapshot] [--quiet] [--help]
 
         Runs an order-processing service on a Sluice store: producer threads place orders; module reducers
         (orders, inventory, metrics, quotes) combined by key path; logging middleware; a throttled metrics
-        reporter; a debounced JSON snapshot writer; a takeLatest quote lookup. Prints a log excerpt and a
+        reporter; a debounced JSON snapshot writer (in a new temporary folder); a takeLatest quote lookup. Prints a log excerpt and a
         summary, and exits 0 only if the final state is consistent.
 
         OPTIONS:
           --orders N      orders to place in all, 1...10000000 (default 100000)
           --producers P   producer threads, 1...64 (default 4)
+          --quote-every Q every Q-th order also asks for a quote, 1...10000000 (default 500)
+          --keep-snapshot keep the snapshot folder (a new temporary folder, removed at exit by default)
           --quiet         print only the summary
           --help          print this help
         """
@@ -50,6 +65,10 @@ public struct DemoOptions: Sendable, Equatable {
                 options.orders = try integer(after: argument, from: &remaining, in: 1...10_000_000)
             case "--producers":
                 options.producers = try integer(after: argument, from: &remaining, in: 1...64)
+            case "--quote-every":
+                options.quoteEvery = try integer(after: argument, from: &remaining, in: 1...10_000_000)
+            case "--keep-snapshot":
+                options.keepSnapshot = true
             case "--quiet":
                 options.quiet = true
             case "--help", "-h":

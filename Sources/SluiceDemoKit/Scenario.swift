@@ -117,13 +117,11 @@ public func demoOrder(id: Int) -> Order {
     return Order(id: id, sku: sku, quantity: id % 3 + 1, priceCents: 199 + (id % 7) * 100)
 }
 
-/// Runs the order-processing scenario and returns what happened. `print` receives the log excerpt as it is made.
-public func runDemo(_ options: DemoOptions, snapshotDirectory: URL? = nil) -> DemoSummary {
-    let directory =
-        snapshotDirectory
-        ?? FileManager.default.temporaryDirectory.appendingPathComponent(
-            "sluice-demo-\(ProcessInfo.processInfo.processIdentifier)"
-        )
+/// Runs the order-processing scenario and returns what happened.
+///
+/// - Parameter snapshotDirectory: Where the snapshot is written; the folder is created if needed and kept.
+public func runDemo(_ options: DemoOptions, snapshotDirectory: URL) -> DemoSummary {
+    let directory = snapshotDirectory
     try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     let snapshotURL = directory.appendingPathComponent("state.json")
 
@@ -188,8 +186,13 @@ public func runDemo(_ options: DemoOptions, snapshotDirectory: URL? = nil) -> De
                 counters.lookupsSuperseded.increment()
                 return
             }
-            counters.lookupsCompleted.increment()
-            api.dispatch(.quoteReceived(sku, requestID: requestID, priceCents: 100 + requestID % 900))
+            // A newer request can supersede this run between the check above and this dispatch; the store then
+            // drops the result, and says so. Count only what it accepted, so "every action reduced once" is exact.
+            if api.dispatch(.quoteReceived(sku, requestID: requestID, priceCents: 100 + requestID % 900)) {
+                counters.lookupsCompleted.increment()
+            } else {
+                counters.lookupsSuperseded.increment()
+            }
         }
     )
 
@@ -216,7 +219,7 @@ public func runDemo(_ options: DemoOptions, snapshotDirectory: URL? = nil) -> De
         if stock.values.contains(where: { $0 < 0 }) { negativeStock.increment() }
     }
 
-    // Producers: each places every P-th order; every 500th order also asks for a quote.
+    // Producers: each places every P-th order; every `quoteEvery`-th order also asks for a quote.
     let quoteRequests = Counter()
     let dispatched = Counter()
     let group = DispatchGroup()
@@ -230,7 +233,7 @@ public func runDemo(_ options: DemoOptions, snapshotDirectory: URL? = nil) -> De
                 let order = demoOrder(id: id)
                 store.dispatch(.placeOrder(order))
                 count += 1
-                if id.isMultiple(of: 500) {
+                if id.isMultiple(of: options.quoteEvery) {
                     store.dispatch(.requestQuote(order.sku, requestID: id))
                     quoteRequests.increment()
                     count += 1

@@ -6,6 +6,8 @@ public import Sluice
 /// Time stands still until the test moves it. ``advance(by:)`` and ``advance(to:)`` run the work that falls
 /// due, synchronously on the calling thread, in deadline order and first-in first-out for equal deadlines,
 /// including work that the work they run schedules, as long as it falls due by the target time.
+/// ``letTimePass(by:)`` and ``letTimePass(to:)`` move it without running anything, as a queue that is busy, so that
+/// a test can check what happens when work runs late.
 ///
 /// ```swift
 /// let scheduler = TestScheduler()
@@ -18,19 +20,13 @@ public import Sluice
 /// ```
 ///
 /// Virtual time starts at an uptime of 1 ns (`DispatchTime(uptimeNanoseconds: 0)` means "now" to Dispatch).
-/// Work scheduled for a deadline that already passed runs at the next advance.
+/// Work scheduled for a deadline that already passed runs at the next advance, in the order of its deadline like all
+/// due work.
 public final class TestScheduler: EffectScheduler, @unchecked Sendable {
-    // @unchecked: `currentTime`, `queue` and `sequence` are guarded by `lock`.
+    // @unchecked: `currentTime` and `queue` are guarded by `lock`.
     private let lock = Lock()
     private var currentTime: UInt64
-    private var queue: [Entry] = []
-    private var sequence: UInt64 = 0
-
-    private struct Entry {
-        let deadline: UInt64
-        let sequence: UInt64
-        let work: ScheduledWork
-    }
+    private var queue = WorkQueue()
 
     /// Creates a scheduler whose clock starts at `now` (at least 1 ns of uptime).
     public init(now: DispatchTime = DispatchTime(uptimeNanoseconds: 1)) {
@@ -44,10 +40,7 @@ public final class TestScheduler: EffectScheduler, @unchecked Sendable {
 
     public func schedule(after deadline: DispatchTime, _ work: @escaping @Sendable () -> Void) -> ScheduledWork {
         let scheduled = ScheduledWork(work)
-        lock.withLock {
-            sequence += 1
-            queue.append(Entry(deadline: deadline.uptimeNanoseconds, sequence: sequence, work: scheduled))
-        }
+        lock.withLock { queue.insert(scheduled, deadline: deadline.uptimeNanoseconds) }
         return scheduled
     }
 
@@ -55,12 +48,11 @@ public final class TestScheduler: EffectScheduler, @unchecked Sendable {
     ///
     /// - Parameter interval: How far to move; must not be negative. `.never` runs all the work there is.
     public func advance(by interval: DispatchTimeInterval) {
-        guard let nanoseconds = interval.nanoseconds(checking: "TestScheduler.advance(by:)") else {
+        guard let target = target(after: interval, checking: "TestScheduler.advance(by:)") else {
             run()
             return
         }
-        let target = lock.withLock { currentTime.addingReportingOverflow(nanoseconds) }
-        advance(toNanoseconds: target.overflow ? UInt64.max : target.partialValue)
+        advance(toNanoseconds: target)
     }
 
     /// Moves the clock forward to `deadline`, running the work that falls due on the way.
@@ -68,6 +60,34 @@ public final class TestScheduler: EffectScheduler, @unchecked Sendable {
     /// A deadline in the past does not move the clock back; it only runs the work that is already due.
     public func advance(to deadline: DispatchTime) {
         advance(toNanoseconds: deadline.uptimeNanoseconds)
+    }
+
+    /// Moves the clock forward by `interval` without running anything, as a queue that is busy with other work.
+    ///
+    /// The work that falls due on the way stays pending, overdue, and sees the later time when it runs: at the
+    /// next ``advance(by:)``, ``advance(to:)`` or ``run()``, in deadline order, before anything due later. Meanwhile
+    /// the test can dispatch actions that find their modifier's timers late, as on a real queue that is busy.
+    ///
+    /// ```swift
+    /// store.dispatch(.edit("a"))                      // debounce(.milliseconds(10)) arms its timer for 10 ms
+    /// scheduler.letTimePass(by: .milliseconds(15))    // the queue is busy: the run is due but does not happen
+    /// store.dispatch(.edit("ab"))                     // supersedes it
+    /// scheduler.advance(by: .milliseconds(10))        // runs once, with "ab"
+    /// ```
+    ///
+    /// - Parameter interval: How far to move; must not be negative. `.never` is not allowed either.
+    public func letTimePass(by interval: DispatchTimeInterval) {
+        guard let target = target(after: interval, checking: "TestScheduler.letTimePass(by:)") else {
+            usageError("TestScheduler.letTimePass(by:): the interval must not be .never.")
+        }
+        letTimePass(to: DispatchTime(uptimeNanoseconds: target))
+    }
+
+    /// Moves the clock forward to `deadline` without running anything; see ``letTimePass(by:)``.
+    ///
+    /// A deadline in the past does not move the clock back.
+    public func letTimePass(to deadline: DispatchTime) {
+        lock.withLock { currentTime = max(currentTime, deadline.uptimeNanoseconds) }
     }
 
     /// Runs all scheduled work, moving the clock to each deadline in turn, until there is none left.
@@ -79,7 +99,13 @@ public final class TestScheduler: EffectScheduler, @unchecked Sendable {
 
     /// The number of pieces of work scheduled and neither run nor cancelled.
     public var pendingWorkCount: Int {
-        lock.withLock { queue.count { $0.work.isPending } }
+        lock.withLock { queue.pendingCount }
+    }
+
+    private func target(after interval: DispatchTimeInterval, checking name: String) -> UInt64? {
+        guard let nanoseconds = interval.nanoseconds(checking: name) else { return nil }
+        let target = lock.withLock { currentTime.addingReportingOverflow(nanoseconds) }
+        return target.overflow ? UInt64.max : target.partialValue
     }
 
     private func advance(toNanoseconds target: UInt64) {
@@ -92,20 +118,72 @@ public final class TestScheduler: EffectScheduler, @unchecked Sendable {
     /// Removes the earliest pending work due by `target` (FIFO among equal deadlines) and moves the clock to it.
     private func takeNext(until target: UInt64) -> ScheduledWork? {
         lock.withLock {
-            queue.removeAll { !$0.work.isPending }
-            var best: Int?
-            for index in queue.indices where queue[index].deadline <= target {
-                if let current = best {
-                    let (a, b) = (queue[index], queue[current])
-                    if (a.deadline, a.sequence) < (b.deadline, b.sequence) { best = index }
-                } else {
-                    best = index
-                }
-            }
-            guard let best else { return nil }
-            let entry = queue.remove(at: best)
-            currentTime = max(currentTime, entry.deadline)
-            return entry.work
+            guard let (deadline, work) = queue.removeNext(dueBy: target) else { return nil }
+            currentTime = max(currentTime, deadline)
+            return work
         }
+    }
+}
+
+/// The pending work of a ``TestScheduler``: a binary heap ordered by deadline, then by the order of scheduling.
+///
+/// The heap holds plain values (deadline, sequence, slot), so that sifting moves no references; the work itself
+/// waits in `slots`, whose free entries are reused. Cancelled work stays queued (its closure is already released
+/// by ``Sluice/ScheduledWork/cancel()``) and is dropped when it comes first.
+package struct WorkQueue {
+    package struct Entry: Comparable {
+        package let deadline: UInt64
+        package let sequence: UInt64
+        package let slot: Int
+
+        package static func < (a: Entry, b: Entry) -> Bool {
+            (a.deadline, a.sequence) < (b.deadline, b.sequence)
+        }
+
+        package static func == (a: Entry, b: Entry) -> Bool {
+            (a.deadline, a.sequence) == (b.deadline, b.sequence)
+        }
+    }
+
+    private var heap = BinaryHeap<Entry>()
+    private var slots: [ScheduledWork?] = []
+    private var freeSlots: [Int] = []
+    private var sequence: UInt64 = 0
+
+    /// An empty queue.
+    package init() {}
+
+    /// Adds `work`, due at `deadline` (uptime nanoseconds), behind any work already due at the same deadline.
+    package mutating func insert(_ work: ScheduledWork, deadline: UInt64) {
+        sequence += 1
+        let slot: Int
+        if let free = freeSlots.popLast() {
+            slot = free
+            slots[slot] = work
+        } else {
+            slot = slots.count
+            slots.append(work)
+        }
+        heap.insert(Entry(deadline: deadline, sequence: sequence, slot: slot))
+    }
+
+    /// Removes and returns the earliest pending work due by `target`, dropping cancelled and run work on the way.
+    package mutating func removeNext(dueBy target: UInt64) -> (deadline: UInt64, work: ScheduledWork)? {
+        while let first = heap.min {
+            let isPending = slots[first.slot]?.isPending ?? false
+            if isPending && first.deadline > target { return nil }
+            _ = heap.removeMin()
+            let work = slots[first.slot].take()
+            freeSlots.append(first.slot)
+            if isPending, let work {
+                return (first.deadline, work)
+            }
+        }
+        return nil
+    }
+
+    /// The number of pieces of work neither run nor cancelled.
+    package var pendingCount: Int {
+        slots.count { $0?.isPending ?? false }
     }
 }

@@ -5,12 +5,17 @@ import Testing
 
 @Suite struct DemoOptionsTests {
     @Test func defaults() throws {
-        #expect(try DemoOptions.parse([]) == DemoOptions(orders: 100_000, producers: 4, quiet: false, help: false))
+        #expect(
+            try DemoOptions.parse([])
+                == DemoOptions(orders: 100_000, producers: 4, quoteEvery: 500, keepSnapshot: false, quiet: false)
+        )
     }
 
     @Test func parsesEveryOption() throws {
-        let options = try DemoOptions.parse(["--orders", "500", "--producers", "2", "--quiet"])
-        #expect(options == DemoOptions(orders: 500, producers: 2, quiet: true))
+        let options = try DemoOptions.parse([
+            "--orders", "500", "--producers", "2", "--quote-every", "7", "--keep-snapshot", "--quiet",
+        ])
+        #expect(options == DemoOptions(orders: 500, producers: 2, quoteEvery: 7, keepSnapshot: true, quiet: true))
         #expect(try DemoOptions.parse(["--help"]).help)
         #expect(try DemoOptions.parse(["-h"]).help)
     }
@@ -23,6 +28,8 @@ import Testing
         (["--producers", "-3"], "--producers takes a whole number from 1 to 64, got '-3'"),
         (["--producers", "65"], "--producers takes a whole number from 1 to 64, got '65'"),
         (["--quiet", "extra"], "unknown option 'extra'"),
+        (["--quote-every", "0"], "--quote-every takes a whole number from 1 to 10000000, got '0'"),
+        (["--quote-every"], "--quote-every needs a value"),
     ])
     func rejectsBadArguments(arguments: [String], message: String) {
         #expect(throws: DemoOptions.ParseError(description: message)) {
@@ -80,22 +87,21 @@ import Testing
 }
 
 @Suite struct DemoScenarioTests {
+    /// Runs the scenario on a thread of its own: it blocks its calling thread while it waits for the producers and
+    /// the trailing effects, and must not hold a thread of the cooperative pool that its `takeLatest` task needs
+    /// (`sluice-demo` runs it from the main thread).
+    private func runOffThePool(_ options: DemoOptions, in directory: URL) async -> DemoSummary {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(returning: runDemo(options, snapshotDirectory: directory))
+            }
+        }
+    }
+
     @Test func smallRunPassesEveryCheck() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-demo-test-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
-        // The scenario blocks its calling thread while it waits for the producers and the trailing effects; run it
-        // on a thread of its own, so that it does not hold a thread of the cooperative pool that its `takeLatest`
-        // task needs (as `sluice-demo` does, from the main thread).
-        let summary = await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                continuation.resume(
-                    returning: runDemo(
-                        DemoOptions(orders: 2_000, producers: 4, quiet: true),
-                        snapshotDirectory: directory
-                    )
-                )
-            }
-        }
+        let summary = await runOffThePool(DemoOptions(orders: 2_000, producers: 4, quiet: true), in: directory)
         #expect(summary.passed, "\(summary.report)")
         #expect(summary.finalState.orders.placed == 2_000)
         #expect(summary.dispatches == 2_000 + 4)  // every 500th order also requests a quote
@@ -105,5 +111,30 @@ import Testing
         #expect(summary.report.contains("All checks passed."))
         #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("state.json").path))
         #expect(!summary.logExcerpt.isEmpty)
+    }
+
+    /// The check "every action reduced once" once failed in a third of the demo's runs: a quote lookup counted
+    /// itself completed, then a newer request superseded it before its dispatch, which the store dropped. 30 runs
+    /// of the default configuration's mix (4 producers, every module, every modifier) at a smaller size, with a
+    /// quote every 20th order (200 lookups a run, as many as a default run makes), so that lookups finish while
+    /// newer requests arrive. Before the fix, half of the test's runs caught the miscount; the race itself is
+    /// tested deterministically in `MiddlewareAPITests`.
+    @Test func thirtyRunsInARowPassEveryCheck() async throws {
+        var superseded = 0
+        for run in 1...30 {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-demo-test-\(UUID())")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let summary = await runOffThePool(
+                DemoOptions(orders: 4_000, producers: 4, quoteEvery: 20, quiet: true),
+                in: directory
+            )
+            #expect(summary.checks.count == 5)
+            for check in summary.checks {
+                #expect(check.passed, "run \(run): \(check.name): \(check.detail)")
+            }
+            superseded += summary.effectRuns.first { $0.name == "quote lookups superseded" }?.count ?? 0
+        }
+        // The race above was exercised: newer requests did supersede lookups in flight.
+        #expect(superseded > 0)
     }
 }

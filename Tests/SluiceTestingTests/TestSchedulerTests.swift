@@ -123,9 +123,176 @@ func ms(_ scheduler: TestScheduler) -> UInt64 {
         #expect(scheduler.pendingWorkCount == 0)
     }
 
-    @Test func negativeAdvanceStopsTheProgram() async {
-        await #expect(processExitsWith: .failure) {
+    @Test func negativeAdvanceStopsTheProgramWithAMessage() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             TestScheduler().advance(by: .milliseconds(-1))
         }
+        let standardError = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(
+            standardError.contains(
+                "Sluice usage error: TestScheduler.advance(by:): the interval must not be negative, got milliseconds(-1)."
+            ),
+            "standard error: \(standardError)"
+        )
+    }
+
+    @Test func letTimePassByNeverStopsTheProgramWithAMessage() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            TestScheduler().letTimePass(by: .never)
+        }
+        let standardError = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(
+            standardError.contains(
+                "Sluice usage error: TestScheduler.letTimePass(by:): the interval must not be .never."
+            ),
+            "standard error: \(standardError)"
+        )
+    }
+}
+
+@Suite struct TestSchedulerLatenessTests {
+    @Test func letTimePassMovesTheClockWithoutRunningDueWork() {
+        let scheduler = TestScheduler()
+        let times = Log<UInt64>()
+        _ = scheduler.schedule(after: scheduler.now + .milliseconds(10)) { times.append(ms(scheduler)) }
+        scheduler.letTimePass(by: .milliseconds(15))
+        #expect(ms(scheduler) == 15)
+        #expect(times.elements.isEmpty)
+        #expect(scheduler.pendingWorkCount == 1)
+        scheduler.advance(by: .nanoseconds(0))
+        #expect(times.elements == [15])  // overdue work sees the late time
+        #expect(scheduler.pendingWorkCount == 0)
+    }
+
+    @Test func overdueWorkRunsInDeadlineOrderBeforeWorkDueLater() {
+        let scheduler = TestScheduler()
+        let log = Log<String>()
+        let start = scheduler.now
+        _ = scheduler.schedule(after: start + .milliseconds(20)) { log.append("b@\(ms(scheduler))") }
+        _ = scheduler.schedule(after: start + .milliseconds(30)) { log.append("c@\(ms(scheduler))") }
+        _ = scheduler.schedule(after: start + .milliseconds(10)) { log.append("a@\(ms(scheduler))") }
+        scheduler.letTimePass(to: start + .milliseconds(25))
+        _ = scheduler.schedule(after: start + .milliseconds(20)) { log.append("b2@\(ms(scheduler))") }
+        #expect(log.elements.isEmpty)
+        scheduler.advance(by: .milliseconds(10))
+        #expect(log.elements == ["a@25", "b@25", "b2@25", "c@30"])
+    }
+
+    @Test func letTimePassToThePastDoesNotMoveTheClockBack() {
+        let scheduler = TestScheduler()
+        let start = scheduler.now
+        scheduler.letTimePass(by: .milliseconds(5))
+        scheduler.letTimePass(to: start)
+        #expect(ms(scheduler) == 5)
+    }
+}
+
+@Suite struct TestSchedulerScaleTests {
+    /// 100,000 pending units, with many equal deadlines, some cancelled: the order and the count are exact.
+    /// (The time it takes is measured by the `TestScheduler` benchmark area, not here.)
+    @Test func hundredThousandUnitsRunInDeadlineThenSchedulingOrder() {
+        let scheduler = TestScheduler()
+        let start = scheduler.now
+        let log = Log<(deadline: UInt64, index: Int)>()
+        var cancelled: [ScheduledWork] = []
+        for index in 0..<100_000 {
+            // A permutation of 1,000 deadlines, each used 100 times.
+            let deadline = UInt64((index &* 7_919) % 1_000)
+            let work = scheduler.schedule(after: start + .milliseconds(Int(deadline))) {
+                log.append((deadline, index))
+            }
+            if index % 10 == 3 { cancelled.append(work) }
+        }
+        for work in cancelled { work.cancel() }
+        #expect(scheduler.pendingWorkCount == 90_000)
+        scheduler.run()
+        let ran = log.elements
+        #expect(ran.count == 90_000)
+        #expect(!ran.contains { $0.index % 10 == 3 })
+        let inOrder = zip(ran, ran.dropFirst()).allSatisfy { a, b in
+            a.deadline < b.deadline || (a.deadline == b.deadline && a.index < b.index)
+        }
+        #expect(inOrder)
+        #expect(scheduler.pendingWorkCount == 0)
+        #expect(ms(scheduler) == 999)
+    }
+
+    @Test func cancellingReleasesTheClosureAtOnce() {
+        final class Payload: Sendable {}
+        let scheduler = TestScheduler()
+        var payload: Payload? = Payload()
+        weak let watched = payload
+        let work = scheduler.schedule(after: scheduler.now + .seconds(1)) { [payload] in _ = payload }
+        payload = nil
+        #expect(watched != nil)  // held by the pending work
+        work.cancel()
+        #expect(watched == nil)
+        #expect(scheduler.pendingWorkCount == 0)
+    }
+}
+
+@Suite struct BinaryHeapTests {
+    @Test func removesInAscendingOrder() {
+        var heap = BinaryHeap<Int>()
+        var generator = SystemRandomNumberGenerator()
+        let values = (0..<2_000).map { _ in Int.random(in: 0..<300, using: &generator) }
+        for value in values { heap.insert(value) }
+        #expect(heap.count == 2_000)
+        var removed: [Int] = []
+        while let value = heap.removeMin() { removed.append(value) }
+        #expect(removed == values.sorted())
+        #expect(heap.isEmpty)
+    }
+
+    @Test func interleavedInsertionsAndRemovalsStayOrdered() {
+        var heap = BinaryHeap<Int>()
+        var reference: [Int] = []
+        for step in 0..<1_000 {
+            let value = (step &* 37) % 101
+            heap.insert(value)
+            reference.append(value)
+            if step % 3 == 0 {
+                reference.sort()
+                #expect(heap.removeMin() == reference.removeFirst())
+            }
+        }
+        #expect(heap.count == reference.count)
+        #expect(heap.min == reference.min())
+    }
+
+    @Test func workQueueKeepsSchedulingOrderForEqualDeadlines() {
+        var queue = WorkQueue()
+        let log = Log<String>()
+        for name in ["a", "b", "c", "d", "e"] {
+            queue.insert(ScheduledWork { log.append(name) }, deadline: 10)
+        }
+        queue.insert(ScheduledWork { log.append("early") }, deadline: 5)
+        while let (_, work) = queue.removeNext(dueBy: .max) { work.run() }
+        #expect(log.elements == ["early", "a", "b", "c", "d", "e"])
+    }
+
+    @Test func workQueueSkipsWorkCancelledInTheMiddle() {
+        var queue = WorkQueue()
+        let log = Log<Int>()
+        var works: [ScheduledWork] = []
+        for index in 0..<9 {
+            let work = ScheduledWork { log.append(index) }
+            works.append(work)
+            queue.insert(work, deadline: UInt64(index / 3))  // three deadlines, three units each
+        }
+        works[4].cancel()  // the middle of the middle deadline
+        works[3].cancel()
+        works[8].cancel()
+        #expect(queue.pendingCount == 6)
+        let first = queue.removeNext(dueBy: 0)
+        #expect(first?.work === works[0])
+        first?.work.run()
+        while let (_, work) = queue.removeNext(dueBy: 1) { work.run() }
+        #expect(log.elements == [0, 1, 2, 5])
+        #expect(queue.pendingCount == 2)
+        #expect(queue.removeNext(dueBy: 1) == nil)
+        while let (_, work) = queue.removeNext(dueBy: .max) { work.run() }
+        #expect(log.elements == [0, 1, 2, 5, 6, 7])
+        #expect(queue.pendingCount == 0)
     }
 }

@@ -73,10 +73,4 @@ import Testing
         #expect(harness.recorded.count == 1)
         #expect(harness.store.state.count == 600)
     }
-
-    @Test func negativeIntervalStopsTheProgram() async {
-        await #expect(processExitsWith: .failure) {
-            _ = Middlewares.debounce(.seconds(-2), SideEffect<TestState, TestAction> { _, _ in })
-        }
-    }
 }

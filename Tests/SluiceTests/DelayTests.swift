@@ -50,10 +50,4 @@ import Testing
         #expect(sums == order.current)
         subscription.cancel()
     }
-
-    @Test func negativeIntervalStopsTheProgram() async {
-        await #expect(processExitsWith: .failure) {
-            _ = Middlewares.delay(.microseconds(-5), SideEffect<TestState, TestAction> { _, _ in })
-        }
-    }
 }

@@ -468,6 +468,90 @@ import Testing
         }
     }
 
+    @Test func manyRunsUnderOneIDFromManyThreadsAreCountedFinishedAndCancelledExactly() async throws {
+        let store = Store(initialState: TestState(), reducer: testReducer)
+        let finishing = Locked<[Task<Bool, any Error>]>([])
+        let waiting = Locked<[Task<Bool, any Error>]>([])
+        // Half of the runs finish at once, on the task pool, while the threads keep registering runs under the id.
+        runOnThreads(4) { _ in
+            for index in 0..<500 {
+                if index.isMultiple(of: 2) {
+                    finishing.append(
+                        store.start(id: "shared") { api in
+                            api.dispatch(.increment)
+                            return api.isCancelled
+                        }
+                    )
+                } else {
+                    waiting.append(
+                        store.start(id: "shared") { api in
+                            await waitUntilCancelled()
+                            api.dispatch(.add(1_000_000))
+                            return api.isCancelled
+                        }
+                    )
+                }
+            }
+        }
+        for task in finishing.current {
+            #expect(try await task.value == false)
+        }
+        // The finished runs are gone; every other one is still registered under the id.
+        #expect(store.state.count == 1_000)
+        #expect(store.runningEffectCount == 1_000)
+        #expect(store.runningEffectCount(id: "shared") == 1_000)
+        #expect(store.runningEffectIDCount == 1)
+
+        store.cancel(id: "shared")
+        expectNothingRunning(store, waiting.current)
+        #expect(store.runningEffectCount(id: "shared") == 0)
+        #expect(store.runningEffectIDCount == 0)
+        // A newer run under the id is not unregistered by the cancelled runs, which finish after it started.
+        let newer = store.start(id: "shared") { api in
+            await waitUntilCancelled()
+            return api.isCancelled
+        }
+        for task in waiting.current {
+            #expect(try await task.value)
+        }
+        #expect(waiting.current.count == 1_000)
+        #expect(store.state.count == 1_000)
+        #expect(store.runningEffectCount == 1)
+        #expect(store.runningEffectCount(id: "shared") == 1)
+        store.cancel(id: "shared")
+        expectNothingRunning(store, [newer])
+        #expect(try await newer.value)
+    }
+
+    /// Finishing one of n runs under one id used to search (and copy) the id's list of n tokens: on the old
+    /// registry this test took 64 s in a debug build and 371 s under the thread sanitizer (past the suite's time
+    /// limit), against about 1 s and 4 s now. It checks the behaviour; `Benchmarks` has no wall-clock gate.
+    @Test func fortyThousandRunsUnderOneIDAllFinishAndLeaveTheRegistry() async throws {
+        let store = Store(initialState: TestState(), reducer: testReducer)
+        let release = AsyncGate()
+        let runs = 40_000
+        let tasks = (0..<runs).map { _ in
+            store.start(id: "bulk") { api in
+                await release.wait()
+                api.dispatch(.increment)
+                return api.isCancelled
+            }
+        }
+        // All of them are registered before any finishes.
+        #expect(store.runningEffectCount == runs)
+        #expect(store.runningEffectCount(id: "bulk") == runs)
+        release.open()
+        var cancelled = 0
+        for task in tasks where try await task.value {
+            cancelled += 1
+        }
+        #expect(cancelled == 0)
+        #expect(store.state.count == runs)
+        #expect(store.runningEffectCount == 0)
+        #expect(store.runningEffectIDCount == 0)
+        #expect(store.teardownHandlerCount == 0)
+    }
+
     // MARK: Lifetime
 
     @Test func freeingTheStoreCancelsEveryEffect() async throws {

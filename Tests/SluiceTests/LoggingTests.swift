@@ -464,6 +464,42 @@ import Darwin
         #expect(Self.reflections(diff: false) == 0)
     }
 
+    /// An element that is not `Equatable`, and counts how often it is reflected.
+    struct Part: Sendable, CustomReflectable {
+        var name: String
+        let reflections: Locked<Int>
+
+        var customMirror: Mirror {
+            reflections.withValue { $0 += 1 }
+            return Mirror(self, children: ["name": name])
+        }
+    }
+
+    enum Parts: Sendable {
+        case list([Part])
+    }
+
+    @Test func comparingAChangedValueLooksAtABoundedNumberOfParts() {
+        let reflections = Locked(0)
+        // Equal names in new storage each time: only a walk through every part could tell that nothing changed.
+        let makeParts = { @Sendable in
+            Parts.list((0..<5_000).map { Part(name: "part number \($0) of many", reflections: reflections) })
+        }
+        let lines = Locked<[String]>([])
+        let store = Store<Parts, Int>(
+            initialState: makeParts(),
+            reducer: Reducer(mutating: { state, _ in state = makeParts() }),
+            middleware: [Middlewares.logging(diff: true, maxLineLength: nil, sink: { lines.append($0) }, clock: { 0 })]
+        )
+        reflections.withValue { $0 = 0 }
+        store.dispatch(1)
+        let value = #".list([Part(name: "part number 0 of many"), Part(name: "par…"#
+        #expect(lines.current == ["1 in 0ns | state: \(value) -> \(value) (not compared in full)"])
+        // At most 1,024 values looked at, two mirrors each; and the two descriptions, cut at 60 characters.
+        #expect(reflections.current > 0)
+        #expect(reflections.current <= 2 * 1_024 + 2 * 2)
+    }
+
     // MARK: Options
 
     @Test func includeSelectsTheLoggedActionsAndTheOthersStillPass() {
@@ -502,10 +538,39 @@ import Darwin
         #expect(lines.current.first?.count == 20)
     }
 
-    @Test func theDiffPartIsCutToo() {
-        let lines = Self.diffLines(maxLineLength: 40, [.ship(at: 12)])
-        #expect(lines == ["ship(at: 12) in 1µs | orders.pending: 3…"])
-        #expect(lines.first?.count == 40)
+    // A line that is too long is made to fit in this order: the action is cut down to its first 16 characters, the
+    // changes that do not fit are left out from the end and counted, the action is cut further, and only then
+    // the line is cut at its end.
+
+    @Test func aLongActionIsCutSoThatTheDurationAndTheChangesStay() {
+        let sku = String(repeating: "x", count: 100)
+        let lines = Self.diffLines(maxLineLength: 120, [.place(Item(sku: sku, quantity: 2))])
+        let changes = "orders.pending: 3 -> 4; orders.items: 3 items -> 4 items; revenue: 0 -> 20"
+        let action = #"place(Item(sku: ""# + String(repeating: "x", count: 18) + "…"
+        #expect(lines == ["\(action) in 1µs | \(changes)"])
+        #expect(lines.first?.count == 120)
+    }
+
+    @Test func changesThatDoNotFitAreLeftOutFromTheEndAndCounted() {
+        let sku = String(repeating: "x", count: 100)
+        let lines = Self.diffLines(maxLineLength: 60, [.place(Item(sku: sku, quantity: 2))])
+        #expect(lines == [#"place(Item(sku: "x… in 1µs | orders.pending: 3 -> 4; +2 more"#])
+        #expect(lines.first?.count == 60)
+        // The action is short: it stays whole, the changes make room.
+        #expect(Self.diffLines(maxLineLength: 40, [.ship(at: 12)]) == ["ship(at: 12) in 1µs | +2 more"])
+    }
+
+    @Test func whenOnlyTheCountOfChangesFitsTheActionIsCutFurther() {
+        let sku = String(repeating: "x", count: 100)
+        let lines = Self.diffLines(maxLineLength: 30, [.place(Item(sku: sku, quantity: 2))])
+        #expect(lines == ["place(Item(s… in 1µs | +3 more"])
+        #expect(lines.first?.count == 30)
+    }
+
+    @Test func aLimitTooShortForTheDurationCutsTheLineAtItsEnd() {
+        let lines = Self.diffLines(maxLineLength: 12, [.place(Item(sku: "x", quantity: 2))])
+        #expect(lines == ["plac… in 1µ…"])
+        #expect(lines.first?.count == 12)
     }
 
     @Test func withoutALimitLinesAreWhole() {
@@ -515,6 +580,241 @@ import Darwin
         }
         store.dispatch(.record(long))
         #expect(lines.current == ["record(\"\(long)\") in 1µs"])
+    }
+
+    // MARK: One line per action
+
+    /// A description with line breaks and a terminal escape in it.
+    struct Multiline: Sendable, CustomStringConvertible {
+        var description: String { "one\ntwo\r\u{1B}[31m" }
+    }
+
+    @Test func textOfEveryKindIsEscapedSoThatEachActionWritesOneLine() {
+        enum Note: Sendable {
+            case text(String)
+            case slice(Substring)
+            case character(Character)
+            case scalar(Unicode.Scalar)
+            case described(Multiline)
+            case labeled(Labeled)
+        }
+        let lines = Locked<[String]>([])
+        let store = Store<Int, Note>(
+            initialState: 0,
+            reducer: .identity,
+            middleware: [Middlewares.logging(maxLineLength: nil, sink: { lines.append($0) }, clock: { 0 })]
+        )
+        store.dispatch(.text("a\nb\t\"c\"\\\u{0}\u{7F}\u{85}\u{2028}\u{2029}"))
+        store.dispatch(.slice("a\nb"[...]))
+        store.dispatch(.character("\r\n"))
+        store.dispatch(.scalar("\u{1B}"))
+        store.dispatch(.described(Multiline()))
+        store.dispatch(.labeled(Labeled()))
+        #expect(
+            lines.current == [
+                #"text("a\nb\t\"c\"\\\0\u{7F}\u{85}\u{2028}\u{2029}") in 0ns"#,
+                #"slice("a\nb") in 0ns"#,
+                #"character("\r\n") in 0ns"#,
+                #"scalar("\u{1B}") in 0ns"#,
+                #"described(one\ntwo\r\u{1B}[31m) in 0ns"#,
+                #"labeled(Labeled(odd\nlabel: 0)) in 0ns"#,
+            ]
+        )
+        #expect(lines.current.allSatisfy { line in !line.unicodeScalars.contains { $0.value < 0x20 } })
+    }
+
+    /// A value whose mirror names its part with a line break.
+    struct Labeled: Sendable, CustomReflectable {
+        var value = 0
+        var customMirror: Mirror { Mirror(self, children: ["odd\nlabel": value], displayStyle: .struct) }
+    }
+
+    @Test func anActionsOwnDescriptionIsEscapedToo() {
+        let lines = Locked<[String]>([])
+        let store = Store<Int, Multiline>(
+            initialState: 0,
+            reducer: .identity,
+            middleware: [Middlewares.logging(maxLineLength: 20, sink: { lines.append($0) }, clock: { 0 })]
+        )
+        store.dispatch(Multiline())
+        #expect(lines.current == [#"one\ntwo\r\u… in 0ns"#])
+    }
+
+    @Test func changedTextInTheStateIsEscaped() {
+        struct Texts: Sendable {
+            var slice: Substring = ""
+            var character: Character = "a"
+            var labeled = Labeled()
+            var described = Multiline()
+        }
+        let lines = Locked<[String]>([])
+        let store = Store<Texts, Int>(
+            initialState: Texts(),
+            reducer: Reducer(mutating: { state, _ in
+                state.slice = "a\nb"[...]
+                state.character = "\n"
+                state.labeled.value = 1
+            }),
+            middleware: [Middlewares.logging(diff: true, sink: { lines.append($0) }, clock: { 0 })]
+        )
+        store.dispatch(1)
+        #expect(
+            lines.current == [
+                #"1 in 0ns | slice: "" -> "a\nb"; character: "a" -> "\n"; labeled.odd\nlabel: 0 -> 1"#
+            ]
+        )
+    }
+
+    // MARK: Bounded work
+
+    indirect enum Chain: Sendable {
+        case end
+        case link(Chain)
+
+        static func depth(_ depth: Int) -> Chain {
+            var chain = Chain.end
+            for _ in 0..<depth {
+                chain = .link(chain)
+            }
+            return chain
+        }
+    }
+
+    struct Deep: Sendable {
+        var count = 0
+        var chain: Chain
+    }
+
+    enum DeepAction: Sendable {
+        case bump
+        case push
+        case replace(Chain)
+    }
+
+    static let deepReducer = Reducer<Deep, DeepAction>(mutating: { state, action in
+        switch action {
+        case .bump: state.count += 1
+        case .push: state.chain = .link(state.chain)
+        case .replace(let chain): state.chain = chain
+        }
+    })
+
+    /// An exit test, so that a stack overflow fails this test instead of ending the whole test run.
+    @Test func aTenThousandDeepValueInTheStateAndTheActionDoesNotCrash() async {
+        await #expect(processExitsWith: .success) {
+            let lines = Locked<[String]>([])
+            let store = Store<Deep, DeepAction>(
+                initialState: Deep(chain: .depth(10_000)),
+                reducer: LoggingTests.deepReducer,
+                middleware: [
+                    Middlewares.logging(diff: true, maxLineLength: nil, sink: { lines.append($0) }, clock: { 0 })
+                ]
+            )
+            store.dispatch(.bump)
+            store.dispatch(.push)
+            store.dispatch(.replace(.depth(10_000)))
+            store.dispatch(.replace(.depth(10_001)))
+            if lines.current.count != 4 || lines.current.first != "bump in 0ns | count: 0 -> 1" {
+                exit(1)
+            }
+        }
+    }
+
+    @Test func deepActionsAreDescribedToABoundedDepth() {
+        let lines = Locked<[String]>([])
+        let store = Store<Deep, DeepAction>(
+            initialState: Deep(chain: .end),
+            reducer: .identity,
+            middleware: [Middlewares.logging(maxLineLength: nil, sink: { lines.append($0) }, clock: { 0 })]
+        )
+        store.dispatch(.replace(.depth(100)))
+        let nested = String(repeating: ".link(", count: 15) + "…" + String(repeating: ")", count: 15)
+        #expect(lines.current == ["replace(\(nested)) in 0ns"])
+    }
+
+    @Test func deepValuesInTheStateAreComparedWithoutDescribingThem() {
+        let lines = Locked<[String]>([])
+        let store = Store<Deep, DeepAction>(
+            initialState: Deep(chain: .depth(2)),
+            reducer: Self.deepReducer,
+            middleware: [Middlewares.logging(diff: true, maxLineLength: nil, sink: { lines.append($0) }, clock: { 0 })]
+        )
+        store.dispatch(.bump)
+        store.dispatch(.push)
+        store.dispatch(.replace(.depth(3)))  // rebuilt, equal
+        store.dispatch(.replace(.depth(100)))  // differs 3 levels down
+        store.dispatch(.replace(.depth(100)))  // rebuilt, deeper than the comparison goes
+        // Values in a change are cut at 60 characters, the action (no line limit here) at 16 levels.
+        let long = String(String(repeating: ".link(", count: 10).prefix(59)) + "…"
+        let action = "replace(" + String(repeating: ".link(", count: 15) + "…" + String(repeating: ")", count: 16)
+        #expect(
+            lines.current == [
+                "bump in 0ns | count: 0 -> 1",
+                "push in 0ns | chain: .link(.link(.end)) -> .link(.link(.link(.end)))",
+                "replace(.link(.link(.link(.end)))) in 0ns | no change",
+                "\(action) in 0ns | chain: .link(.link(.link(.end))) -> \(long)",
+                "\(action) in 0ns | chain: \(long) -> \(long) (not compared in full)",
+            ]
+        )
+    }
+
+    /// A large leaf that is not `Equatable`, and counts how often it is described or reflected.
+    enum Bulk: Sendable, CustomStringConvertible {
+        case values([Int], uses: Locked<Int>)
+
+        var description: String {
+            guard case .values(let values, let uses) = self else { return "" }
+            uses.withValue { $0 += 1 }
+            return "Bulk(\(values.count) values)"
+        }
+    }
+
+    /// A part that is not `Equatable`, and counts how often it is reflected.
+    struct Reflected: Sendable, CustomReflectable {
+        var values: [Int]
+        let uses: Locked<Int>
+
+        var customMirror: Mirror {
+            uses.withValue { $0 += 1 }
+            return Mirror(self, children: ["count": values.count], displayStyle: .enum)
+        }
+    }
+
+    struct Warehouse: Sendable {
+        var count = 0
+        var bulk: Bulk
+        var reflected: Reflected
+    }
+
+    @Test func aLargeUntouchedLeafIsNeitherDescribedNorReflected() {
+        let uses = Locked(0)
+        let lines = Locked<[String]>([])
+        let store = Store<Warehouse, Int>(
+            initialState: Warehouse(
+                bulk: .values(Array(repeating: 7, count: 2_000_000), uses: uses),
+                reflected: Reflected(values: Array(repeating: 7, count: 1_000), uses: uses)
+            ),
+            reducer: Reducer(mutating: { state, amount in
+                if amount == 0 {
+                    state.bulk = .values([1, 2, 3], uses: uses)
+                } else {
+                    state.count += amount
+                }
+            }),
+            middleware: [Middlewares.logging(diff: true, sink: { lines.append($0) }, clock: { 0 })]
+        )
+        for amount in 1...5 {
+            store.dispatch(amount)
+        }
+        #expect(uses.current == 0)
+        // A changed leaf is compared up to its first difference and described once on each side.
+        store.dispatch(0)
+        #expect(uses.current == 2)
+        #expect(
+            lines.current == (1...5).map { "\($0) in 0ns | count: \(($0 - 1) * $0 / 2) -> \($0 * ($0 + 1) / 2)" } + [
+                "0 in 0ns | bulk: Bulk(2000000 values) -> Bulk(3 values)"
+            ]
+        )
     }
 
     @Test func samplingEveryNLogsTheFirstAndEveryNthAction() {
@@ -560,27 +860,6 @@ import Darwin
         #expect(Middlewares.LogSampling.every(1) == .all)
         #expect(Middlewares.LogSampling.rate(1) == .all)
         #expect(Middlewares.LogSampling.every(2) != .all)
-    }
-
-    @Test func invalidOptionsStopWithAMessage() async {
-        await #expect(processExitsWith: .failure) {
-            _ = Middlewares.LogSampling.every(0)
-        }
-        await #expect(processExitsWith: .failure) {
-            _ = Middlewares.LogSampling.rate(0)
-        }
-        await #expect(processExitsWith: .failure) {
-            _ = Middlewares.LogSampling.rate(1.5)
-        }
-        await #expect(processExitsWith: .failure) {
-            _ = Middlewares.LogSampling.rate(.nan)
-        }
-        await #expect(processExitsWith: .failure) {
-            let _: Middleware<TestState, TestAction> = Middlewares.logging(maxLineLength: 0)
-        }
-        await #expect(processExitsWith: .failure) {
-            let _: Middleware<TestState, TestAction> = Middlewares.logging(maxChanges: 0)
-        }
     }
 
     // MARK: Concurrency

@@ -80,6 +80,54 @@ import Testing
         #expect(store.subscriberCount == 0)
     }
 
+    /// Two threads dispatch while the consumer keeps catching up and waiting again, so a dispatch often wakes the
+    /// consumer while that task is still suspending in `next()`. Under `swift test --sanitize=thread` this test
+    /// reported a data race (`withUnsafeContinuation` against `UnsafeContinuation.resume` in `StreamBuffer.send`)
+    /// until the buffer resumed its waiter inside its lock; `StreamBuffer`'s comment says why that report was a
+    /// false positive and how the lock removes it. Without the sanitizer it checks what every consumer sees.
+    @Test func consumersWokenFromOtherThreadsWhileTheySuspendSeeIncreasingValuesEndingWithTheTotal() async {
+        for _ in 0..<200 {
+            let store = Store(initialState: TestState(), reducer: testReducer)
+            // Detached: the consumer runs on another thread than the one that started it, as a server's would.
+            let consumer = Task.detached {
+                var received: [Int] = []
+                for await count in store.values(of: \.count) {
+                    received.append(count)
+                    if count == 2_000 { break }
+                }
+                return received
+            }
+            await onThread {
+                runOnThreads(2) { _ in
+                    for _ in 0..<1_000 {
+                        store.dispatch(.increment)
+                    }
+                }
+            }
+            let received = await consumer.value
+            #expect(received.last == 2_000)
+            #expect(zip(received, received.dropFirst()).allSatisfy { $0 < $1 })
+            #expect(store.subscriberCount == 0)
+        }
+    }
+
+    @Test func aWokenConsumerWaitsAgainWhenTheChangeWasRevertedBeforeItRan() async {
+        let store = Store(initialState: TestState(), reducer: testReducer)
+        let consumer = await startCollectingCounts(of: store, until: 5)
+        // `add(1)` may wake the consumer; `add(-1)` withdraws the change before or after it ran. Either way, it
+        // sees no value that is not the newest when it looks, and ends with 5.
+        for _ in 0..<100 {
+            store.dispatch(.add(1))
+            store.dispatch(.add(-1))
+        }
+        store.dispatch(.add(5))
+        let received = await consumer.value
+        #expect(received.first == 0)
+        #expect(received.last == 5)
+        #expect(received.allSatisfy { $0 == 0 || $0 == 1 || $0 == 5 })
+        #expect(zip(received, received.dropFirst()).allSatisfy { $0 != $1 })
+    }
+
     // MARK: Termination
 
     @Test func iterationEndsWhenTheStoreIsFreedAfterTheNewestValue() async {

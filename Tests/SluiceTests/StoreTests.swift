@@ -2,7 +2,8 @@ import Foundation
 import Sluice
 import Testing
 
-/// One test (or more) per rule of "Dispatch semantics" in DESIGN.md, named after the rule.
+/// One test (or more) per rule of the dispatch contract (the DocC article "The dispatch contract",
+/// Sources/Sluice/Sluice.docc/DispatchContract.md), named after the rule.
 @Suite struct StoreTests {
     // MARK: Rule 1
 

@@ -4,9 +4,10 @@
 //     valgrind --tool=callgrind .build/release/DispatchProfile middleware 1 100000
 //
 // Arguments: the scenario (`plain`, `middleware`, `subscribers`, `keyed`, `modules`, `floor`, the modifiers
-// `filter`, `throttle`, `debounce`, `effect`, and `reading` (`dispatch(_:reading:)` through N middleware), `read` and
-// `api-read` (borrowed reads, no dispatch)), its size (middleware, subscriber or module count; ignored by the
-// modifiers and the reads), and the number of dispatches (or reads). Compare two instruction totals (say, 100,000 and 200,000
+// `filter`, `throttle` (every action dropped), `throttle-runs` (every action runs the effect), `debounce`,
+// `effect`, and `reading` (`dispatch(_:reading:)` through N middleware), `read` and `api-read` (borrowed reads, no
+// dispatch)), its size (middleware, subscriber or module count; ignored by the modifiers and the reads), and the
+// number of dispatches (or reads). Compare two instruction totals (say, 100,000 and 200,000
 // dispatches) to get the instructions of one dispatch; `callgrind_annotate` shows where they go.
 
 import Sluice
@@ -117,12 +118,14 @@ case "modules":
         store.dispatch(1)
     }
     consume(store.state)
-case "filter", "throttle", "debounce", "effect":
+case "filter", "throttle", "throttle-runs", "debounce", "effect":
     let effect = SideEffect<Counter, Int> { action, _ in consume(action) }
     let middleware: Middleware<Counter, Int>
     switch scenario {
     case "filter": middleware = Middleware(Middlewares.filter({ $0 < 0 }, effect))
     case "throttle": middleware = Middleware(Middlewares.throttle(.seconds(3_600), effect))
+    // A 1 ns window has always ended when the next action comes: every action runs the effect at once.
+    case "throttle-runs": middleware = Middleware(Middlewares.throttle(.nanoseconds(1), effect))
     case "debounce": middleware = Middleware(Middlewares.debounce(.seconds(3_600), effect))
     default: middleware = Middleware(effect)
     }

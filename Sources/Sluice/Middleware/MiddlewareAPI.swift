@@ -24,12 +24,32 @@ public struct MiddlewareAPI<State: Sendable, Action: Sendable>: Sendable {
     /// Dispatches an action through the whole middleware chain of the store.
     ///
     /// Called while the same thread is dispatching on this store (the usual case inside a middleware), the action
-    /// is queued and processed after the current one. Does nothing once ``isCancelled`` is `true`.
-    public func dispatch(_ action: Action) {
+    /// is queued and processed after the current one. Called from another thread while the store is still
+    /// installing its middleware, it waits for the installation and then goes through the whole chain.
+    ///
+    /// The answer tells whether the action was accepted, so that work which counts its results (a lookup that
+    /// reports "done", say) counts only what the store really took:
+    ///
+    /// ```swift
+    /// let lookup = Middlewares.takeLatest(SideEffect<AppState, AppAction> { action, api in
+    ///     let quote = await fetchQuote(for: action)
+    ///     if api.dispatch(.quoteReceived(quote)) {
+    ///         completedLookups.increment()
+    ///     }
+    /// })
+    /// ```
+    ///
+    /// - Returns: `true` if the action was accepted: processed before this call returned, or queued for the thread
+    ///   that is dispatching on the store, which processes it before its own dispatch returns. `false` if it was
+    ///   dropped: this run was cancelled (``isCancelled`` is `true`: superseded by `takeLatest` or by an effect with
+    ///   the same id) or the store is gone. An action accepted and queued is still processed if the run is
+    ///   cancelled afterwards; an action queued when the store goes away is dropped with the rest of the queue.
+    @discardableResult
+    public func dispatch(_ action: Action) -> Bool {
         if let cancellation, cancellation.isCancelled {
-            return
+            return false
         }
-        core.dispatchFromAPI(action)
+        return core.dispatchFromAPI(action)
     }
 
     /// `true` once this run was superseded (by `takeLatest` or an effect with the same id) or the store is gone.

@@ -126,10 +126,9 @@ extension DispatchTimeInterval {
         case .never: return nil
         @unknown default: return nil
         }
-        precondition(
-            value >= 0,
-            "Sluice: \(operatorName): the interval must not be negative, got \(self)."
-        )
+        if value < 0 {
+            usageError("\(operatorName): the interval must not be negative, got \(self).")
+        }
         let (product, overflow) = value.multipliedReportingOverflow(by: scale)
         return overflow ? nil : UInt64(product)
     }

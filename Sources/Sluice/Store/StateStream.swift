@@ -95,6 +95,18 @@ public struct StateStream<Element: Sendable>: AsyncSequence, Sendable {
 /// `@unchecked Sendable`: every mutable property is read and written with `lock` held. `lock` is taken inside the
 /// store's lock (the first value arrives from `subscribe`, which holds it) and never the other way round: the
 /// subscription is cancelled after `lock` is released.
+///
+/// Waking a waiting `next()` and the thread sanitizer: the waiter's continuation carries no value, it is resumed
+/// with `lock` held, and the woken task takes `lock` before it does anything else (to take the value). This is not
+/// needed for correctness; it keeps `swift test --sanitize=thread` quiet. When a continuation is resumed from another
+/// thread after `withUnsafeContinuation`'s closure returned but before the task finished suspending, the Swift
+/// runtime (6.3.1) lets the task continue at once in `swift_continuation_await`, ordered by an atomic that the
+/// sanitizer cannot see (the runtime is not instrumented, and that path lacks the `__tsan_acquire` that the ordinary
+/// path through the executor has). The resumer's read of the continuation's context then looks unordered with the
+/// task's next writes to the same task-allocator memory, and the sanitizer reported a data race in
+/// `withUnsafeContinuation` against `UnsafeContinuation.resume` in `send` (a false positive: the atomic orders
+/// them). Resuming inside `lock`, and taking `lock` right after waking, gives the sanitizer an ordering it sees:
+/// everything the resumer did happens before the woken task's next access to its memory.
 final class StreamBuffer<Element: Sendable>: @unchecked Sendable {
     private let lock = Lock()
     private let isRepeat: (@Sendable (Element, Element) -> Bool)?
@@ -102,8 +114,9 @@ final class StreamBuffer<Element: Sendable>: @unchecked Sendable {
     private var pending: Element?
     /// The value `next()` returned last, to skip repeats of it.
     private var lastDelivered: Element?
-    /// The continuation of a `next()` that waits for a value.
-    private var waiter: UnsafeContinuation<Element?, Never>?
+    /// The continuation of a `next()` that waits for a value or the end; resumed with `lock` held. The value is
+    /// left in `pending` for the woken task to take.
+    private var waiter: UnsafeContinuation<Void, Never>?
     private var isFinished = false
     private var subscription: Subscription?
     private var removeTeardownHandler: (@Sendable () -> Void)?
@@ -140,34 +153,21 @@ final class StreamBuffer<Element: Sendable>: @unchecked Sendable {
         lock.withLock { pending = initial }
     }
 
-    /// Receives the value after an action: hands it to a waiting `next()`, or keeps it as the newest one.
+    /// Receives the value after an action: keeps it as the newest one, and wakes a waiting `next()`.
     private func send(_ value: Element) {
-        lock.lock()
-        guard !isFinished else {
-            lock.unlock()
-            return
-        }
-        let repeatsLast: Bool
-        if let isRepeat, let lastDelivered {
-            repeatsLast = isRepeat(lastDelivered, value)
-        } else {
-            repeatsLast = false
-        }
-        if let waiter {
-            // A waiting `next()` means nothing is pending.
-            guard !repeatsLast else {
-                lock.unlock()
+        lock.withLock {
+            guard !isFinished else { return }
+            // The newest value wins; one equal to the last delivered cancels a pending change (and a woken `next()`
+            // that finds nothing waits again).
+            if let isRepeat, let lastDelivered, isRepeat(lastDelivered, value) {
+                pending = nil
                 return
             }
-            self.waiter = nil
-            lastDelivered = value
-            lock.unlock()
-            waiter.resume(returning: value)
-            return
+            pending = value
+            // With `lock` held: see the type's comment.
+            waiter?.resume()
+            waiter = nil
         }
-        // The newest value wins; one equal to the last delivered cancels a pending change.
-        pending = repeatsLast ? nil : value
-        lock.unlock()
     }
 
     /// Ends the iteration: a waiting `next()` returns `nil`, the subscription and the teardown handler go.
@@ -184,14 +184,14 @@ final class StreamBuffer<Element: Sendable>: @unchecked Sendable {
         if droppingPending {
             pending = nil
         }
-        let waiter = self.waiter
-        self.waiter = nil
+        // With `lock` held: see the type's comment.
+        waiter?.resume()
+        waiter = nil
         let subscription = self.subscription
         self.subscription = nil
         let removeTeardownHandler = self.removeTeardownHandler
         self.removeTeardownHandler = nil
         lock.unlock()
-        waiter?.resume(returning: nil)
         subscription?.cancel()
         removeTeardownHandler?()
     }
@@ -202,38 +202,52 @@ final class StreamBuffer<Element: Sendable>: @unchecked Sendable {
             finish(droppingPending: true)
             return nil
         }
-        if let value = takePending() {
-            return value
-        }
-        return await withTaskCancellationHandler {
-            await withUnsafeContinuation { (continuation: UnsafeContinuation<Element?, Never>) in
-                lock.lock()
-                if let value = pending {
-                    pending = nil
-                    lastDelivered = value
-                    lock.unlock()
-                    continuation.resume(returning: value)
-                } else if isFinished {
-                    lock.unlock()
-                    continuation.resume(returning: nil)
-                } else {
-                    precondition(waiter == nil, "Sluice: StateStream iterator used by two tasks at once")
-                    waiter = continuation
-                    lock.unlock()
-                }
+        while true {
+            switch poll() {
+            case .value(let value):
+                return value
+            case .finished:
+                return nil
+            case .empty:
+                break
             }
-        } onCancel: {
-            finish(droppingPending: true)
+            // Woken by a value, the end or cancellation; `poll()` (which takes `lock`) tells which. A value that
+            // was withdrawn before this task ran (a repeat of the last delivered one) means waiting again.
+            await withTaskCancellationHandler {
+                await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+                    lock.lock()
+                    if pending != nil || isFinished {
+                        lock.unlock()
+                        continuation.resume()
+                    } else {
+                        if waiter != nil {
+                            usageError("StateStream: an iterator was used by two tasks at once.")
+                        }
+                        waiter = continuation
+                        lock.unlock()
+                    }
+                }
+            } onCancel: {
+                finish(droppingPending: true)
+            }
         }
     }
 
-    /// Takes the pending value, or returns `nil` if there is none (and the caller must wait or finish).
-    private func takePending() -> Element? {
+    private enum Poll {
+        case value(Element)
+        case finished
+        case empty
+    }
+
+    /// Takes the pending value; otherwise says whether the iteration ended or the caller must wait.
+    private func poll() -> Poll {
         lock.withLock {
-            guard let value = pending else { return nil }
-            pending = nil
-            lastDelivered = value
-            return value
+            if let value = pending {
+                pending = nil
+                lastDelivered = value
+                return .value(value)
+            }
+            return isFinished ? .finished : .empty
         }
     }
 }

@@ -104,34 +104,53 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     // MARK: Dispatch
 
     /// Dispatches `action` from outside: through `chain`, or straight to the reducer when `chain` is `nil`.
-    @inlinable
-    func dispatch(_ action: Action, through chain: DispatchFunction<Action>?) {
+    ///
+    /// Returns `true` if the action was accepted (processed, or queued for the thread that owns the pipeline),
+    /// `false` if the store is gone. ``Store/dispatch(_:)`` ignores the answer, which costs it nothing once inlined.
+    @inlinable @discardableResult
+    func dispatch(_ action: Action, through chain: DispatchFunction<Action>?) -> Bool {
         lock.lock()
         if _slowPath(isDispatching) {
             if owner == ThreadID.current || OwnedPipelines.count > 0 {
                 // Rule 2: a dispatch from inside this thread's dispatch is queued, never run recursively. A dispatch
                 // from inside another store's dispatch is handed to the thread that owns this pipeline instead of
                 // waiting for it, which could deadlock if that thread dispatches back into the other store.
-                queue.append(action)
-                lock.unlock()
-                return
+                return enqueueLocked(action)
             }
             waitForPipeline()
         }
+        return processLocked(action, through: chain)
+    }
+
+    /// Appends `action` to the queue that the pipeline's owner drains; called with `lock` held, returns without it.
+    @usableFromInline
+    func enqueueLocked(_ action: Action) -> Bool {
+        guard isAlive else {
+            lock.unlock()
+            return false
+        }
+        queue.append(action)
+        lock.unlock()
+        return true
+    }
+
+    /// Processes `action` on a free pipeline; called with `lock` held, returns without it.
+    @inlinable
+    func processLocked(_ action: Action, through chain: DispatchFunction<Action>?) -> Bool {
         guard _fastPath(isAlive) else {
             lock.unlock()
-            return
+            return false
         }
         if chain == nil {
             reduce(&statePointer.pointee, action)
             if _fastPath(nobodyToNotify) {
                 lock.unlock()
-                return
+                return true
             }
             takePipeline()
             notifyLocked()
             drainQueue(through: nil)
-            return
+            return true
         }
         takePipeline()
         lock.unlock()
@@ -139,6 +158,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         // per action (two atomic operations); `chain` is not nil here, and the caller keeps it alive.
         chain.unsafelyUnwrapped(action)
         drainQueue(through: chain)
+        return true
     }
 
     /// Makes the calling thread the pipeline's owner; called with `lock` held.
@@ -286,13 +306,25 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         drainQueue(through: chain)
     }
 
-    /// Dispatches through the whole chain on behalf of a ``MiddlewareAPI`` (or an effect).
-    @usableFromInline
-    func dispatchFromAPI(_ action: Action) {
+    /// Dispatches through the whole chain on behalf of a ``MiddlewareAPI``, a ``ScopedStore`` or an effect.
+    ///
+    /// The chain is read only once the pipeline is free: while the store installs its middleware, the installing
+    /// thread owns the pipeline, so an action dispatched from another thread meanwhile (by a middleware that starts
+    /// a poller when it is installed, say) waits, and then goes through the whole chain, never around it.
+    ///
+    /// - Returns: `true` if the action was accepted (processed, or queued), `false` if the store is gone.
+    @usableFromInline @discardableResult
+    func dispatchFromAPI(_ action: Action) -> Bool {
         lock.lock()
+        if isDispatching {
+            if owner == ThreadID.current || OwnedPipelines.count > 0 {
+                return enqueueLocked(action)
+            }
+            waitForPipeline()
+        }
+        // A strong reference for the duration of the call: `storeDidGoAway()` may clear `entry` meanwhile.
         let chain = entry
-        lock.unlock()
-        dispatch(action, through: chain)
+        return processLocked(action, through: chain)
     }
 
     // MARK: State and subscribers

@@ -20,6 +20,7 @@ extension Store {
     /// - Parameter work: The effect; it receives the store's API.
     /// - Returns: What `work` returns.
     /// - Throws: What `work` throws.
+    @discardableResult
     public func run<T, E: Error>(_ work: (MiddlewareAPI<State, Action>) throws(E) -> T) throws(E) -> T {
         try work(MiddlewareAPI(core: core))
     }
@@ -43,6 +44,7 @@ extension Store {
     /// - Returns: What `work` returns.
     /// - Throws: What `work` throws (typically `CancellationError` once it was cancelled).
     @_disfavoredOverload  // a closure that does not await picks the synchronous `run`, even in an async context
+    @discardableResult
     public func run<T: Sendable>(
         _ work: @escaping @Sendable (MiddlewareAPI<State, Action>) async throws -> T
     ) async throws -> T {
@@ -67,6 +69,7 @@ extension Store {
     ///   - work: The effect; it receives an API whose dispatches stop when the effect is cancelled.
     /// - Returns: What `work` returns.
     /// - Throws: What `work` throws (typically `CancellationError` once it was cancelled).
+    @discardableResult
     public func run<T: Sendable>(
         id: some Hashable & Sendable,
         cancelInFlight: Bool = false,
@@ -127,12 +130,18 @@ extension Store {
     package var runningEffectIDCount: Int {
         core.effects.idCount
     }
+
+    /// The number of effects running under `id` (for tests).
+    package func runningEffectCount(id: some Hashable & Sendable) -> Int {
+        core.effects.count(id: AnyHashable(id))
+    }
 }
 
 /// An effect can start other effects through its API. An asynchronous effect started through the API of a
 /// cancellable run (an effect's, or a `takeLatest` run's) is cancelled with that run.
 extension MiddlewareAPI {
     /// Runs synchronous work with this API and returns its result; see `Store.run(_:)`.
+    @discardableResult
     public func run<T, E: Error>(_ work: (MiddlewareAPI<State, Action>) throws(E) -> T) throws(E) -> T {
         try work(self)
     }
@@ -142,6 +151,7 @@ extension MiddlewareAPI {
     /// The new effect is cancelled when this API's run is cancelled, when the awaiting task is, and when the store
     /// goes away.
     @_disfavoredOverload  // a closure that does not await picks the synchronous `run`, even in an async context
+    @discardableResult
     public func run<T: Sendable>(
         _ work: @escaping @Sendable (MiddlewareAPI<State, Action>) async throws -> T
     ) async throws -> T {
@@ -149,6 +159,7 @@ extension MiddlewareAPI {
     }
 
     /// Runs asynchronous work under an id and returns its result; see ``Store/run(id:cancelInFlight:_:)``.
+    @discardableResult
     public func run<T: Sendable>(
         id: some Hashable & Sendable,
         cancelInFlight: Bool = false,

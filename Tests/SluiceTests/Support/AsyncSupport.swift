@@ -1,3 +1,4 @@
+import Foundation
 import Sluice
 
 /// A one-shot latch for tasks: `wait()` suspends until `open()` was called (before or after).
@@ -40,4 +41,17 @@ func waitUntilCancelled() async {
     } onCancel: {
         gate.open()
     }
+}
+
+/// Runs `body` on a new thread and waits for it without blocking a thread of the task pool (which the tasks that
+/// `body` waits for may need).
+func onThread(_ body: @escaping @Sendable () -> Void) async {
+    let done = AsyncGate()
+    let thread = Thread {
+        body()
+        done.open()
+    }
+    thread.stackSize = 1 << 20
+    thread.start()
+    await done.wait()
 }

@@ -4,7 +4,9 @@ extension Middlewares {
     /// Runs a side effect once with the last action after `interval` of quiet.
     ///
     /// Each accepted action restarts the timer; when `interval` passes with no new accepted action, the effect runs
-    /// on `scheduler` with the last one. A superseded action's run never starts.
+    /// on `scheduler` with the last one. A superseded action's run never starts. On a late scheduler, an action that
+    /// arrives after the quiet time passed but before the run started supersedes it too: the effect runs once, with
+    /// the last action. Runs happen one at a time, in the order of their actions.
     ///
     /// ```
     /// actions (ms):  0  50  100            400  450
@@ -60,42 +62,37 @@ struct DebounceStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
     }
 
     @inlinable
-    mutating func receive(_ run: Run, at now: DispatchTime) -> TimedDecision<Run> {
-        var decision = TimedDecision<Run>()
-        if let owed = pending, let due = deadline, now >= due {
-            // The quiet time passed and the timer is late: that run is owed.
-            decision.owed.append(owed)
-        }
+    mutating func receive(_ run: Run, at now: DispatchTime, runs: inout RunQueue<Run>) -> TimerRequest? {
+        // A pending run whose quiet time has passed, but whose timer has not fired yet (the scheduler is late),
+        // is superseded like any other: the run happens when the timer fires, with the last action.
         guard let newDeadline = now.adding(interval) else {
             // `.never`: nothing ever runs.
             pending = nil
-            return decision
+            return nil
         }
         pending = run
         deadline = newDeadline
         if !isTimerArmed {
             isTimerArmed = true
             timerGeneration &+= 1
-            decision.armTimer = (newDeadline, timerGeneration)
+            return (newDeadline, timerGeneration)
         }
-        return decision
+        return nil
     }
 
     @inlinable
-    mutating func timerFired(at now: DispatchTime) -> TimedDecision<Run> {
-        var decision = TimedDecision<Run>()
+    mutating func timerFired(at now: DispatchTime, runs: inout RunQueue<Run>) -> TimerRequest? {
         isTimerArmed = false
-        guard let run = pending, let due = deadline else { return decision }
+        guard let run = pending, let due = deadline else { return nil }
         if now < due {
             isTimerArmed = true
             timerGeneration &+= 1
-            decision.armTimer = (due, timerGeneration)
-            return decision
+            return (due, timerGeneration)
         }
         pending = nil
         deadline = nil
-        decision.runNow.append(run)
-        return decision
+        runs.append(run)
+        return nil
     }
 
     @inlinable

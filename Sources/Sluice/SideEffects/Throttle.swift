@@ -9,6 +9,11 @@ extension Middlewares {
     /// the newest of them runs when the window ends (on `scheduler`) and opens a new window from there, as
     /// redux-saga's `throttle`. Work due at an instant runs before an action dispatched at that instant.
     ///
+    /// Runs happen one at a time, in the order of their actions, however late the scheduler is: a trailing run
+    /// that is due but not started when the next action arrives runs first, on the dispatching thread, and the
+    /// windows advance as if the timer had been on time. A run that falls due while another run of this throttle is
+    /// in progress runs right after it, on that run's thread.
+    ///
     /// ```
     /// actions (ms):       0  10  20 … 90 100 110 … 190 200 … 300 … 340
     /// interval 100:       ●                ●               ●       ●          runs with 0, 100, 200, 300
@@ -71,15 +76,15 @@ struct ThrottleStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
     }
 
     @inlinable
-    mutating func receive(_ run: Run, at now: DispatchTime) -> TimedDecision<Run> {
-        var decision = TimedDecision<Run>()
+    mutating func receive(_ run: Run, at now: DispatchTime, runs: inout RunQueue<Run>) -> TimerRequest? {
         if isOpen, let end = windowEnd, now >= end {
             if let owed = pending {
-                // The trailing run was due at `end` and the timer is late: it runs (on the scheduler) and opens
-                // the window [end, end + interval) as if the timer had been on time.
+                // The trailing run was due at `end` and the timer is late: it runs now, before this action's run,
+                // and opens the window [end, end + interval) as if the timer had been on time. The late timer
+                // becomes stale.
                 pending = nil
                 timerGeneration &+= 1
-                decision.owed.append(owed)
+                runs.append(owed)
                 windowEnd = end.adding(interval)
                 if windowEnd.map({ now >= $0 }) ?? false {
                     isOpen = false
@@ -91,29 +96,28 @@ struct ThrottleStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
         guard isOpen else {
             isOpen = true
             windowEnd = now.adding(interval)
-            decision.runNow.append(run)
-            return decision
+            runs.append(run)
+            return nil
         }
-        guard latest else { return decision }
+        guard latest else { return nil }
         let hadPending = pending != nil
         pending = run
         if !hadPending, let end = windowEnd {
             timerGeneration &+= 1
-            decision.armTimer = (end, timerGeneration)
+            return (end, timerGeneration)
         }
-        return decision
+        return nil
     }
 
     @inlinable
-    mutating func timerFired(at now: DispatchTime) -> TimedDecision<Run> {
-        var decision = TimedDecision<Run>()
-        guard let run = pending, let end = windowEnd else { return decision }
+    mutating func timerFired(at now: DispatchTime, runs: inout RunQueue<Run>) -> TimerRequest? {
+        guard let run = pending, let end = windowEnd else { return nil }
         pending = nil
         // The trailing run opens the next window at the end of this one.
         windowEnd = end.adding(interval)
         isOpen = true
-        decision.runNow.append(run)
-        return decision
+        runs.append(run)
+        return nil
     }
 
     @inlinable

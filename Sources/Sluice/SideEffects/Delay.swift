@@ -3,6 +3,9 @@ public import Dispatch
 extension Middlewares {
     /// Runs a side effect for every accepted action, `interval` later, in order.
     ///
+    /// Runs happen one at a time, in the order of their actions, however late the scheduler is: the runs that fell
+    /// due while it was busy run when it gets to them, in order.
+    ///
     /// ```
     /// actions (ms):  0  30        100
     /// delay 50:          ● (0, at 50)  ● (30, at 80)   ● (100, at 150)
@@ -54,39 +57,36 @@ struct DelayStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
     }
 
     @inlinable
-    mutating func receive(_ run: Run, at now: DispatchTime) -> TimedDecision<Run> {
-        var decision = TimedDecision<Run>()
-        guard let deadline = now.adding(interval) else { return decision }
+    mutating func receive(_ run: Run, at now: DispatchTime, runs: inout RunQueue<Run>) -> TimerRequest? {
+        guard let deadline = now.adding(interval) else { return nil }
         entries.append((deadline, run))
         if !isTimerArmed {
             isTimerArmed = true
             timerGeneration &+= 1
-            decision.armTimer = (entries[head].deadline, timerGeneration)
+            return (entries[head].deadline, timerGeneration)
         }
-        return decision
+        return nil
     }
 
     @inlinable
-    mutating func timerFired(at now: DispatchTime) -> TimedDecision<Run> {
-        var decision = TimedDecision<Run>()
+    mutating func timerFired(at now: DispatchTime, runs: inout RunQueue<Run>) -> TimerRequest? {
         isTimerArmed = false
         while head < entries.count, entries[head].deadline <= now {
-            decision.runNow.append(entries[head].run)
+            runs.append(entries[head].run)
             head += 1
         }
         if head == entries.count {
             entries.removeAll(keepingCapacity: true)
             head = 0
-        } else {
-            if head > 64 && head * 2 > entries.count {
-                entries.removeFirst(head)
-                head = 0
-            }
-            isTimerArmed = true
-            timerGeneration &+= 1
-            decision.armTimer = (entries[head].deadline, timerGeneration)
+            return nil
         }
-        return decision
+        if head > 64 && head * 2 > entries.count {
+            entries.removeFirst(head)
+            head = 0
+        }
+        isTimerArmed = true
+        timerGeneration &+= 1
+        return (entries[head].deadline, timerGeneration)
     }
 
     @inlinable

@@ -1,0 +1,146 @@
+import Dispatch
+
+extension Middlewares {
+    /// A middleware that writes one line per action: the action, the time it took, and optionally what changed.
+    ///
+    /// ```swift
+    /// let store = Store<AppState, AppAction>(
+    ///     initialState: AppState(),
+    ///     reducer: appReducer,
+    ///     middleware: [Middlewares.logging(diff: true, sampling: .every(10))]
+    /// )
+    /// // orders(.place(id: 7, quantity: 2)) in 3.2µs | orders.pending: 3 -> 4; orders.items: 3 items -> 4 items
+    /// ```
+    ///
+    /// A line is `<action> in <duration>`, followed with `diff: true` by ` | ` and the changes, separated by `; `.
+    /// Each action writes exactly one line: control characters in any text that goes into it (strings in the action
+    /// or the state, a type's own `description`, labels) are written as escapes (`\n`, `\r`, `\t`, `\0`, `\u{1B}`,
+    /// also for NEL, U+2028 and U+2029), and `String`, `Substring`, `Character` and `Unicode.Scalar` values are
+    /// quoted: `note("a\nb")`.
+    ///
+    /// - The action is described compactly by reflection: `orders(.place(id: 7, quantity: 2))`, without the
+    ///   module-qualified type names that `String(describing:)` gives nested enums. An action type that conforms
+    ///   to `CustomStringConvertible` is described by its `description`.
+    /// - The duration is the time that the rest of the chain took for this action: the middleware after this one,
+    ///   the reducer and the subscribers, measured with the monotonic clock (`DispatchTime`). Actions that this
+    ///   work dispatched are queued (rule 2), so they are logged on their own lines and not counted here. Put the
+    ///   logging middleware first in the array to measure the whole chain.
+    /// - The changes are the fields of the state that differ before and after the action, found with `Mirror`
+    ///   and named by dotted paths: `orders.pending: 3 -> 4`. Optionals are compared through their values
+    ///   (`discount: nil -> 5`), enums as whole values (`status: .pending -> .shipped(at: 12)`), collections by count
+    ///   (`orders.items: 3 items -> 4 items`; `tags: 2 items (changed)` when the count is the same and the
+    ///   elements are `Equatable` and differ). A part of the state that still has the same storage (the same bytes:
+    ///   the same class instance, array or dictionary buffer, or indirect enum box) is skipped without being read,
+    ///   and a part whose type is `Equatable` and equal costs one comparison, so the parts that an action left alone
+    ///   cost the same however large they are. Other values (enums that are not `Equatable`, parts nested deeper
+    ///   than 16 levels) are compared part by part, stopping at the first difference, at most 32 levels deep and
+    ///   1,024 values in all; when that is not enough to decide, the change is listed with
+    ///   `(not compared in full)`. The elements of a collection whose elements are not `Equatable` are not
+    ///   compared: only its count is. Values are shown in at most 60 characters and 16 levels of nesting (deeper
+    ///   ones as `…`). An action that changed nothing logs `no change`.
+    ///
+    /// Lines go to `sink`, on the thread that dispatched the action; by default each line is written to standard
+    /// error in one `write` call, so that lines from concurrent threads do not interleave.
+    ///
+    /// ## Cost
+    ///
+    /// An action that `include` rejects or sampling skips costs one call of `include` (and, when sampling, one
+    /// uncontended lock). A logged action costs two clock reads, its description and the sink. Describing an
+    /// action by reflection is the expensive part: about 20 µs for `place(id: 1, quantity: 2)` in a release
+    /// build on Linux, against about 2 µs for the whole logged dispatch when the action type conforms to
+    /// `CustomStringConvertible` (the type is checked once, when the middleware is made). A description reads no
+    /// more of a value than the line shows, except a type's own `description`, which is made whole. With
+    /// `diff: false` the middleware never reads the state. With `diff: true` it reads the state before and
+    /// after the action and walks both, skipping the parts whose storage did not change; the state from before
+    /// the action is held while the reducer runs, so a reducer that changes a collection in place pays one
+    /// copy-on-write copy of that collection. A large part that the action did change costs its comparison up to
+    /// the first difference: `==` for an `Equatable` part (about 12 ms for an array of 2,000,000 `Int`s that
+    /// differs in its last element, in a release build), otherwise at most the bounded walk; and its description,
+    /// at most 60 characters. Use the diff while investigating, or together with sampling.
+    ///
+    /// - Parameters:
+    ///   - diff: Whether each line lists the fields of the state that the action changed.
+    ///   - maxChanges: The most changes listed on one line; the rest are counted as `+N more`. At least 1.
+    ///   - maxLineLength: The most characters in a line, or `nil` for no limit; at least 1. A longer line is made
+    ///     to fit in this order: the action's description is cut (ending with `…`), down to its first 16
+    ///     characters; then the changes that do not fit are left out from the end and counted in `+N more`; then
+    ///     the action is cut further, down to `…`. The duration stays whole, unless even `… in <duration> | +N more`
+    ///     is longer than the limit: then the line is cut at its end.
+    ///   - sampling: Which of the included actions are logged, counted per store; ``LogSampling/all`` by
+    ///     default.
+    ///   - include: Whether an action is logged (and counted for sampling). Other actions pass through untouched.
+    ///   - sink: Receives each line, without a trailing newline. It is called on the dispatching thread, and may
+    ///     be called from several threads at once. ``writeToStandardError(_:)`` by default.
+    /// - Returns: The middleware. Its sampling counter is created per store when the store installs it.
+    public static func logging<State: Sendable, Action: Sendable>(
+        diff: Bool = false,
+        maxChanges: Int = 8,
+        maxLineLength: Int? = 200,
+        sampling: LogSampling = .all,
+        include: @escaping @Sendable (Action) -> Bool = { _ in true },
+        sink: @escaping @Sendable (String) -> Void = Middlewares.writeToStandardError
+    ) -> Middleware<State, Action> {
+        logging(
+            diff: diff,
+            maxChanges: maxChanges,
+            maxLineLength: maxLineLength,
+            sampling: sampling,
+            include: include,
+            sink: sink,
+            clock: { DispatchTime.now().uptimeNanoseconds }
+        )
+    }
+
+    /// ``logging(diff:maxChanges:maxLineLength:sampling:include:sink:)`` with the clock injected, for tests.
+    ///
+    /// - Parameter clock: Returns a monotonic time in nanoseconds; called just before and just after `next`.
+    package static func logging<State: Sendable, Action: Sendable>(
+        diff: Bool = false,
+        maxChanges: Int = 8,
+        maxLineLength: Int? = 200,
+        sampling: LogSampling = .all,
+        include: @escaping @Sendable (Action) -> Bool = { _ in true },
+        sink: @escaping @Sendable (String) -> Void,
+        clock: @escaping @Sendable () -> UInt64
+    ) -> Middleware<State, Action> {
+        if maxChanges < 1 {
+            usageError("Middlewares.logging: maxChanges must be at least 1, got \(maxChanges).")
+        }
+        if let maxLineLength, maxLineLength < 1 {
+            usageError(
+                "Middlewares.logging: maxLineLength must be at least 1 (or nil for no limit), got \(maxLineLength)."
+            )
+        }
+        let format = LogLineFormat(
+            maxLineLength: maxLineLength,
+            maxChanges: maxChanges,
+            // Decided once: reflection costs microseconds per action, a type's own description usually not.
+            actionHasDescription: Action.self is any CustomStringConvertible.Type
+        )
+        return Middleware { api in
+            // Created per store: each store counts its own actions.
+            let sampler = sampling.makeSampler()
+            return { next in
+                { action in
+                    guard include(action), sampler?.shouldLog() ?? true else {
+                        next(action)
+                        return
+                    }
+                    if diff {
+                        let before = api.state
+                        let start = clock()
+                        next(action)
+                        let elapsed = clock() &- start
+                        let after = api.state
+                        sink(format.line(for: action, elapsed: elapsed, changes: StateDiff(before, after, format)))
+                    } else {
+                        let start = clock()
+                        next(action)
+                        let elapsed = clock() &- start
+                        sink(format.line(for: action, elapsed: elapsed, changes: nil))
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,254 @@
+public import Dispatch
+
+/// One accepted action and the API of its run, as the time-based modifiers hold them until they run.
+@usableFromInline
+struct EffectRun<State: Sendable, Action: Sendable>: Sendable {
+    @usableFromInline
+    let action: Action
+    @usableFromInline
+    let api: MiddlewareAPI<State, Action>
+
+    @inlinable
+    init(action: Action, api: MiddlewareAPI<State, Action>) {
+        self.action = action
+        self.api = api
+    }
+}
+
+/// The per-store part of a time-based modifier: a state machine behind a lock, a scheduler, and the handler of
+/// the wrapped effect.
+///
+/// The state machine decides; this class performs what it decided, always outside the lock: runs of the effect,
+/// and timers on the scheduler. When the store goes away the timer is cancelled and the machine is reset, so no
+/// work runs afterwards and nothing that the work captured stays alive.
+///
+/// Runs go through one ordered path, `runs`: the machine appends them under the lock, in the order of their
+/// actions, whether an action or a timer decided them, and one thread at a time performs them, in that order.
+/// A thread that finds no run in progress performs its runs itself (so a leading run stays synchronous inside
+/// `dispatch`); one that finds a run in progress leaves its runs to that thread, which performs them next. So
+/// runs of one modifier never overlap, and a run never overtakes an older one, however late the scheduler is.
+///
+/// `@unchecked Sendable`: `machine`, `runs` and `timer` are guarded by `lock`.
+///
+/// The per-action path is `@inlinable`, so that it is specialized for the store's state and action types in the
+/// caller's module: unspecialized, it built generic type metadata on every action (about 2,000 instructions for
+/// an action that `throttle` drops).
+@usableFromInline
+final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
+    @usableFromInline
+    typealias Run = Machine.Run
+    @usableFromInline
+    let lock = Lock()
+    @usableFromInline @exclusivity(unchecked)
+    var machine: Machine
+    @usableFromInline @exclusivity(unchecked)
+    var runs = RunQueue<Run>()
+    @usableFromInline @exclusivity(unchecked)
+    var timer: ScheduledWork?
+    @usableFromInline
+    let scheduler: any EffectScheduler
+    @usableFromInline
+    let handler: @Sendable (Run) -> Void
+
+    @usableFromInline
+    init(
+        machine: Machine,
+        scheduler: any EffectScheduler,
+        lifetime: Cancellation,
+        handler: @escaping @Sendable (Run) -> Void
+    ) {
+        self.machine = machine
+        self.scheduler = scheduler
+        self.handler = handler
+        lifetime.onCancel { [weak self] in self?.tearDown() }
+    }
+
+    /// An accepted action arrived (on the dispatching thread).
+    @inlinable
+    func receive(_ run: Run) {
+        let now = scheduler.now
+        let (first, request) = lock.withLock { () -> (Run?, TimerRequest?) in
+            let request = machine.receive(run, at: now, runs: &runs)
+            return (runs.claim(), request)
+        }
+        if first != nil || request != nil {
+            perform(first, request)
+        }
+    }
+
+    @usableFromInline
+    func fire(_ generation: UInt64) {
+        let now = scheduler.now
+        let decision: (Run?, TimerRequest?)? = lock.withLock {
+            guard machine.timerGeneration == generation else { return nil }
+            timer = nil
+            let request = machine.timerFired(at: now, runs: &runs)
+            return (runs.claim(), request)
+        }
+        if let (first, request) = decision {
+            perform(first, request)
+        }
+    }
+
+    /// Arms the timer that the machine asked for, then performs `first` and every run queued behind it, in order,
+    /// until none is left.
+    @inlinable
+    func perform(_ first: Run?, _ request: TimerRequest?) {
+        if let request {
+            arm(request)
+        }
+        guard var run = first else { return }
+        while true {
+            handler(run)
+            guard let next = lock.withLock({ runs.next() }) else { return }
+            run = next
+        }
+    }
+
+    @usableFromInline
+    func arm(_ request: TimerRequest) {
+        let generation = request.generation
+        let work = scheduler.schedule(after: request.deadline) { [weak self] in self?.fire(generation) }
+        let stale: ScheduledWork? = lock.withLock {
+            guard machine.timerGeneration == generation else { return work }
+            defer { timer = work }
+            return timer
+        }
+        stale?.cancel()
+    }
+
+    private func tearDown() {
+        let (timer, dropped): (ScheduledWork?, [Run]) = lock.withLock {
+            machine.reset()
+            defer { self.timer = nil }
+            return (self.timer, runs.removeAll())
+        }
+        timer?.cancel()
+        _ = dropped  // released here, outside the lock
+    }
+}
+
+/// A timer that a time-based modifier asks for: armed at `deadline`, replacing any armed one; it fires with
+/// `generation`.
+@usableFromInline
+typealias TimerRequest = (deadline: DispatchTime, generation: UInt64)
+
+/// The runs of a time-based modifier that were decided and not yet performed, first in first out, and whether a
+/// thread is performing them.
+@usableFromInline
+struct RunQueue<Run> {
+    @usableFromInline
+    var storage: [Run] = []
+    @usableFromInline
+    var head = 0
+    /// A thread is performing runs: it takes the ones that are appended meanwhile.
+    @usableFromInline
+    var isDraining = false
+
+    @inlinable
+    init() {}
+
+    @inlinable
+    var isEmpty: Bool { head == storage.count }
+
+    /// Queues a run behind every run decided before it.
+    @inlinable
+    mutating func append(_ run: Run) {
+        storage.append(run)
+    }
+
+    /// The first run to perform, if there is one and no thread is performing runs; the caller then performs it
+    /// and calls ``next()`` until that returns `nil`.
+    @inlinable
+    mutating func claim() -> Run? {
+        if isDraining || isEmpty { return nil }
+        isDraining = true
+        return take()
+    }
+
+    /// The next run for the thread that is performing runs, or `nil`, after which that thread is done.
+    @inlinable
+    mutating func next() -> Run? {
+        if isEmpty {
+            isDraining = false
+            return nil
+        }
+        return take()
+    }
+
+    @inlinable
+    mutating func take() -> Run {
+        let run = storage[head]
+        head += 1
+        if head == storage.count {
+            storage.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head > 64 && head * 2 > storage.count {
+            storage.removeFirst(head)
+            head = 0
+        }
+        return run
+    }
+
+    /// Forgets the runs not yet performed and returns them, so that the caller releases them outside the lock.
+    @usableFromInline
+    mutating func removeAll() -> [Run] {
+        let dropped = Array(storage[head...])
+        storage = []
+        head = 0
+        return dropped
+    }
+}
+
+/// The state machine of a time-based modifier; pure and synchronous, so that it is easy to reason about.
+///
+/// Its events append the runs they decide to `runs`, in the order of their actions, and return the timer to arm,
+/// if any.
+@usableFromInline
+protocol TimedStateMachine: SendableMetatype {
+    associatedtype Run: Sendable
+    /// Changes whenever the armed timer is replaced or disarmed; a timer that fires with an old generation is stale.
+    var timerGeneration: UInt64 { get }
+    /// An action arrived at `now`.
+    mutating func receive(_ run: Run, at now: DispatchTime, runs: inout RunQueue<Run>) -> TimerRequest?
+    /// The armed timer fired at `now`.
+    mutating func timerFired(at now: DispatchTime, runs: inout RunQueue<Run>) -> TimerRequest?
+    /// The store went away: forget everything.
+    mutating func reset()
+}
+
+extension SideEffect {
+    /// This effect under a time-based modifier: `interval` checked (negative stops the program, naming
+    /// `operatorName`; zero means no rate limit, so the effect is returned as it is), then each store that
+    /// installs the effect gets its own state machine from `makeMachine` on `scheduler`.
+    @inlinable
+    func timed<Machine: TimedStateMachine & Sendable>(
+        _ interval: DispatchTimeInterval,
+        _ operatorName: String,
+        on scheduler: any EffectScheduler,
+        _ makeMachine: (_ nanoseconds: UInt64?) -> Machine
+    ) -> SideEffect where Machine.Run == EffectRun<State, Action> {
+        let nanoseconds = interval.nanoseconds(checking: operatorName)
+        if nanoseconds == 0 {
+            return self
+        }
+        let machine = makeMachine(nanoseconds)
+        return SideEffect(accepts: accepts) { storeAPI in
+            let handler = install(storeAPI)
+            let timed = TimedEffect(machine: machine, scheduler: scheduler, lifetime: storeAPI.storeLifetime) { run in
+                run.api.runUnlessCancelled(handler, run.action)
+            }
+            return { action, api in timed.receive(EffectRun(action: action, api: api)) }
+        }
+    }
+}
+
+extension MiddlewareAPI {
+    /// Runs the wrapped effect's handler unless this run was cancelled (superseded, or the store is gone).
+    @inlinable
+    func runUnlessCancelled(_ handler: SideEffect<State, Action>.Handler, _ action: Action) {
+        if !isCancelled {
+            handler(action, self)
+        }
+    }
+}

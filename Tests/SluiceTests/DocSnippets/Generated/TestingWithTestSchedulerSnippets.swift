@@ -1,0 +1,137 @@
+// swift-format-ignore-file
+// Generated from Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md by scripts/update-doc-snippets.sh: do not edit (see DocSnippetTests.swift).
+// After changing a Swift block there, run: bash scripts/update-doc-snippets.sh
+
+import Foundation
+import Sluice
+import SluiceTesting
+import Testing
+
+/// The Swift blocks of Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md, in order (compiled; run only where a test calls `snippets()`).
+enum TestingWithTestSchedulerSnippets {
+    static func snippets() async throws {
+        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:34
+        func shippingRemovesThePendingOrder() {
+            let state = OrderState(pending: [1, 2], shipped: 0)
+            let next = orders(state, .ship(id: 1))
+            #expect(next == OrderState(pending: [2], shipped: 1))
+        }
+        shippingRemovesThePendingOrder()
+
+        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:48
+        func duplicatesAreDropped() {
+            let store = Store<OrderState, OrderAction>(
+                initialState: OrderState(),
+                reducer: orders,
+                middleware: [dropDuplicates]
+            )
+            store.dispatch(.place(id: 1))
+            store.dispatch(.place(id: 1))
+            #expect(store.state.pending == [1])
+        }
+        duplicatesAreDropped()
+
+        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:64
+        final class Recorder<Value: Sendable>: @unchecked Sendable {
+            private let lock = NSLock()  // @unchecked: `storage` is only used with `lock` held.
+            private var storage: [Value] = []
+
+            func append(_ value: Value) {
+                lock.withLock { storage.append(value) }
+            }
+
+            var values: [Value] {
+                lock.withLock { storage }
+            }
+        }
+
+        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:81
+        func shipmentsAreLogged() {
+            let lines = Recorder<String>()
+            let store = Store<OrderState, OrderAction>(
+                initialState: OrderState(pending: [1], shipped: 0),
+                reducer: orders,
+                middleware: [Middlewares.logging(diff: true, sink: { lines.append($0) })]
+            )
+            store.dispatch(.ship(id: 1))
+            #expect(lines.values.count == 1)
+            #expect(lines.values[0].hasSuffix("| pending: 1 item -> 0 items; shipped: 0 -> 1"))
+        }
+        shipmentsAreLogged()
+
+        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:120
+        func searchIsDebounced() {
+            let scheduler = TestScheduler()
+            let searches = Recorder<String>()
+            let search = Middlewares.debounce(.milliseconds(300), on: scheduler) {
+                (action: SearchAction, api: MiddlewareAPI<SearchState, SearchAction>) in
+                if case .type(let text) = action { searches.append(text) }
+            }
+            let store = Store<SearchState, SearchAction>(
+                initialState: SearchState(),
+                reducer: searchReducer,
+                middleware: [Middleware(search)]
+            )
+
+            store.dispatch(.type("s"))
+            scheduler.advance(by: .milliseconds(100))
+            store.dispatch(.type("sl"))            // restarts the quiet period
+            scheduler.advance(by: .milliseconds(299))
+            #expect(searches.values == [])         // 299 ms of quiet: not yet
+            scheduler.advance(by: .milliseconds(1))
+            #expect(searches.values == ["sl"])     // once, with the last action
+            #expect(scheduler.pendingWorkCount == 0)
+        }
+        searchIsDebounced()
+
+        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:156
+        func throttleLatestRunsTheNewestActionOfEachWindow() {
+            let scheduler = TestScheduler()
+            let start = scheduler.now
+            let runs = Recorder<(at: Int, action: Int)>()
+            let elapsed: @Sendable () -> Int = {
+                Int((scheduler.now.uptimeNanoseconds - start.uptimeNanoseconds) / 1_000_000)
+            }
+            let report = Middlewares.throttle(.milliseconds(100), latest: true, on: scheduler) {
+                (action: Int, api: MiddlewareAPI<Int, Int>) in
+                runs.append((at: elapsed(), action: action))
+            }
+            let store = Store<Int, Int>(
+                initialState: 0,
+                reducer: Reducer(mutating: { count, _ in count += 1 }),
+                middleware: [Middleware(report)]
+            )
+            for time in stride(from: 0, through: 340, by: 10) {
+                scheduler.advance(to: start + .milliseconds(time))
+                store.dispatch(time)
+            }
+            scheduler.run()
+            #expect(runs.values.map(\.at) == [0, 100, 200, 300, 400])
+            #expect(runs.values.map(\.action) == [0, 90, 190, 290, 340])
+            #expect(store.state == 35)  // every action was reduced
+        }
+        throttleLatestRunsTheNewestActionOfEachWindow()
+
+        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:190
+        func aLateSearchRunsOnceWithTheLastText() {
+            let scheduler = TestScheduler()
+            let searches = Recorder<String>()
+            let search = Middlewares.debounce(.milliseconds(300), on: scheduler) {
+                (action: SearchAction, api: MiddlewareAPI<SearchState, SearchAction>) in
+                if case .type(let text) = action { searches.append(text) }
+            }
+            let store = Store<SearchState, SearchAction>(
+                initialState: SearchState(),
+                reducer: searchReducer,
+                middleware: [Middleware(search)]
+            )
+
+            store.dispatch(.type("s"))
+            scheduler.letTimePass(by: .milliseconds(400))   // the run of "s" is due; the queue is busy
+            store.dispatch(.type("sl"))                      // supersedes it
+            scheduler.advance(by: .milliseconds(300))
+            #expect(searches.values == ["sl"])
+        }
+        aLateSearchRunsOnceWithTheLastText()
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import Sluice
+import Testing
+
+/// Every usage error that the documentation says "stops the program with a message" does so, and says what was
+/// wrong, in every build configuration (`.ci/run` runs this suite in a release build too, where `precondition`
+/// messages are compiled out).
+@Suite struct UsageErrorTests {
+    private typealias Effect = SideEffect<TestState, TestAction>
+
+    @Test func negativeThrottleInterval() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = Middlewares.throttle(.milliseconds(-1), SideEffect<TestState, TestAction> { _, _ in })
+        }
+        expectMessage(
+            result,
+            "Sluice usage error: Middlewares.throttle: the interval must not be negative, got milliseconds(-1)."
+        )
+    }
+
+    @Test func negativeDebounceInterval() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = Middlewares.debounce(.seconds(-2), SideEffect<TestState, TestAction> { _, _ in })
+        }
+        expectMessage(
+            result,
+            "Sluice usage error: Middlewares.debounce: the interval must not be negative, got seconds(-2)."
+        )
+    }
+
+    @Test func negativeDelayInterval() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = Middlewares.delay(.microseconds(-5), SideEffect<TestState, TestAction> { _, _ in })
+        }
+        expectMessage(
+            result,
+            "Sluice usage error: Middlewares.delay: the interval must not be negative, got microseconds(-5)."
+        )
+    }
+
+    @Test func loggingMaxChangesBelowOne() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let _: Middleware<TestState, TestAction> = Middlewares.logging(maxChanges: 0)
+        }
+        expectMessage(result, "Sluice usage error: Middlewares.logging: maxChanges must be at least 1, got 0.")
+    }
+
+    @Test func loggingMaxLineLengthBelowOne() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let _: Middleware<TestState, TestAction> = Middlewares.logging(maxLineLength: 0)
+        }
+        expectMessage(
+            result,
+            "Sluice usage error: Middlewares.logging: maxLineLength must be at least 1 (or nil for no limit), got 0."
+        )
+    }
+
+    @Test func samplingEveryZero() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = Middlewares.LogSampling.every(0)
+        }
+        expectMessage(result, "Sluice usage error: Middlewares.LogSampling.every: n must be at least 1, got 0.")
+    }
+
+    @Test func samplingRateOutOfRange() async {
+        let tooLarge = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = Middlewares.LogSampling.rate(1.5)
+        }
+        expectMessage(
+            tooLarge,
+            "Sluice usage error: Middlewares.LogSampling.rate: fraction must be greater than 0 and at most 1, got 1.5."
+        )
+        let zero = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = Middlewares.LogSampling.rate(0)
+        }
+        expectMessage(
+            zero,
+            "Sluice usage error: Middlewares.LogSampling.rate: fraction must be greater than 0 and at most 1, got 0.0."
+        )
+        let notANumber = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = Middlewares.LogSampling.rate(.nan)
+        }
+        expectMessage(
+            notANumber,
+            "Sluice usage error: Middlewares.LogSampling.rate: fraction must be greater than 0 and at most 1, got nan."
+        )
+    }
+
+    @Test func streamIteratorUsedByTwoTasksAtOnce() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            // A copy of an iterator continues the same iteration; two tasks call `next()` on it until one of them
+            // calls while the other waits (nothing is dispatched, so after the first value every call waits).
+            struct Shared: @unchecked Sendable { let iterator: StateStream<Int>.Iterator }
+            let store = Store(initialState: 0, reducer: Reducer<Int, Int>(mutating: { $0 += $1 }))
+            let shared = Shared(iterator: store.states.makeAsyncIterator())
+            await withTaskGroup(of: Void.self) { group in
+                for _ in 0..<2 {
+                    group.addTask {
+                        var iterator = shared.iterator
+                        while await iterator.next() != nil {}
+                    }
+                }
+            }
+        }
+        expectMessage(result, "Sluice usage error: StateStream: an iterator was used by two tasks at once.")
+    }
+}
+
+/// Checks that the process's standard error holds `message`.
+func expectMessage(
+    _ result: ExitTest.Result?,
+    _ message: String,
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
+    let standardError = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+    #expect(standardError.contains(message), "standard error: \(standardError)", sourceLocation: sourceLocation)
+}
