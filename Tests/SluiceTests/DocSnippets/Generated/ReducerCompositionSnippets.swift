@@ -91,14 +91,14 @@ enum ReducerCompositionSnippets {
         _ = app
         _ = reduxStore
 
-        // Sources/Sluice/Sluice.docc/ReducerComposition.md:152
+        // Sources/Sluice/Sluice.docc/ReducerComposition.md:154
         func placingAnOrderMakesItPending() {
             let next = ordersReducer(OrdersState(), .place(id: 1, sku: "apple"))
             #expect(next.pending == [1])
         }
         placingAnOrderMakesItPending()
 
-        // Sources/Sluice/Sluice.docc/ReducerComposition.md:161
+        // Sources/Sluice/Sluice.docc/ReducerComposition.md:163
         var state = AppState()
         for action: AppAction in [.orders(.place(id: 1, sku: "apple")), .orders(.ship(id: 1))] {
             appReducer.reduce(into: &state, action)
