@@ -24,16 +24,34 @@ extension StoreCore {
         reading body: (borrowing State) -> T
     ) -> T? {
         lock.lock()
+        guard pipelineIsFreeLocked(for: action) else { return nil }
+        return processLocked(action, through: chain, reading: body)
+    }
+
+    /// Waits for the pipeline as ``dispatch(_:through:)`` does; called with `lock` held. Returns `true` with `lock`
+    /// still held when the action can be processed now; otherwise the action was queued (or dropped, the store being
+    /// gone) and `lock` is released.
+    @inlinable
+    func pipelineIsFreeLocked(for action: Action) -> Bool {
         if _slowPath(isDispatching) {
             if owner == ThreadID.current || OwnedPipelines.count > 0 {
                 // Queued (rule 2, or handed to the pipeline's owner): reduced after this call returns.
-                queue.append(action)
-                lock.unlock()
-                return nil
+                _ = enqueueLocked(action)
+                return false
             }
             waitForPipeline()
         }
-        guard isAlive else {
+        return true
+    }
+
+    /// ``processLocked(_:through:)`` with the reading; called with `lock` held on a free pipeline, returns without it.
+    @inlinable
+    func processLocked<T>(
+        _ action: Action,
+        through chain: DispatchFunction<Action>?,
+        reading body: (borrowing State) -> T
+    ) -> T? {
+        guard _fastPath(isAlive) else {
             lock.unlock()
             return nil
         }
@@ -58,7 +76,7 @@ extension StoreCore {
         reducedWhileReading = false
         nobodyToNotify = false
         lock.unlock()
-        // Not `guard let chain` (see `dispatch(_:through:)`): binding the closure adds a retain and a release.
+        // Not `guard let chain` (see `processLocked(_:through:)`): binding the closure adds a retain and a release.
         chain.unsafelyUnwrapped(action)
         lock.lock()
         // This thread still owns the pipeline: no other thread has reduced since the run of the chain began.
@@ -87,9 +105,11 @@ extension StoreCore {
     @usableFromInline
     func dispatchFromAPI<T>(_ action: Action, reading body: (borrowing State) -> T) -> T? {
         lock.lock()
+        guard pipelineIsFreeLocked(for: action) else { return nil }
+        // Read after the wait, as `dispatchFromAPI(_:)` does: while the store installs its middleware (which holds the
+        // pipeline), `entry` is not set yet. A strong reference for the call: `storeDidGoAway()` may clear `entry`.
         let chain = entry
-        lock.unlock()
-        return dispatch(action, through: chain, reading: body)
+        return processLocked(action, through: chain, reading: body)
     }
 }
 
