@@ -248,7 +248,7 @@ public func runDemo(_ options: DemoOptions, snapshotDirectory: URL) -> DemoSumma
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
 
     // Let the trailing work finish: the quote lookup in flight and the debounced snapshot.
-    let settled = waitFor(seconds: 10) {
+    let settled = waitFor(seconds: 60) {
         let state = store.state
         return state.quotes.lastReceivedID == state.quotes.lastRequestID
             && readSnapshot(at: snapshotURL) == state
