@@ -28,12 +28,21 @@ echo "== symbol graphs (public symbols of Sluice)"
 # .build), and has the compiler write its symbol graphs as it builds. Nothing else needs to be built first: this is
 # the first command that works on a fresh clone.
 all_graphs=".build-docs/symbol-graphs"
-rm -rf "$all_graphs"  # no stale graph of a module that no longer exists
+build_for_graphs() {
+    swift build --target Sluice --scratch-path .build-docs \
+        -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$PWD/$all_graphs" \
+        -Xswiftc -symbol-graph-minimum-access-level -Xswiftc public \
+        -Xswiftc -symbol-graph-skip-synthesized-members >/dev/null
+}
 mkdir -p "$all_graphs"
-swift build --target Sluice --scratch-path .build-docs \
-    -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$PWD/$all_graphs" \
-    -Xswiftc -symbol-graph-minimum-access-level -Xswiftc public \
-    -Xswiftc -symbol-graph-skip-synthesized-members >/dev/null
+build_for_graphs
+# The compiler writes the graphs only when it compiles the module: if they are missing although the build is up to
+# date, build again from scratch.
+if [[ ! -f "$all_graphs/Sluice.symbols.json" ]]; then
+    rm -rf .build-docs
+    mkdir -p "$all_graphs"
+    build_for_graphs
+fi
 rm -rf "$symbol_graphs"
 mkdir -p "$symbol_graphs"
 # Only the library: other modules are not documented here.
