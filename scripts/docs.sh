@@ -35,10 +35,9 @@ build_for_graphs() {
         -Xswiftc -symbol-graph-skip-synthesized-members >/dev/null
 }
 mkdir -p "$all_graphs"
-build_for_graphs
 # The compiler writes the graphs only when it compiles the module: if they are missing although the build is up to
-# date, build again from scratch.
-if [[ ! -f "$all_graphs/Sluice.symbols.json" ]]; then
+# date (or that build folder is damaged), build again from scratch.
+if ! build_for_graphs || [[ ! -f "$all_graphs/Sluice.symbols.json" ]]; then
     rm -rf .build-docs
     mkdir -p "$all_graphs"
     build_for_graphs
