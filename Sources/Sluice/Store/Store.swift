@@ -78,9 +78,11 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
         initialState: State,
         reducer: Reducer<State, Action>,
         middleware: [Middleware<State, Action>],
-        innermost: (StoreCore<State, Action>) -> DispatchFunction<Action>
+        innermost: (StoreCore<State, Action>) -> DispatchFunction<Action>,
+        onEffectError: (@Sendable (EffectFailure) -> Void)? = nil
     ) {
         let core = StoreCore(initialState: initialState, reduce: reducer.reduce)
+        core.work.setFailureHandler(onEffectError)
         self.core = core
         if middleware.isEmpty {
             chain = nil
