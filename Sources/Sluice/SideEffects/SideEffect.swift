@@ -4,9 +4,10 @@
 /// ``Middleware/init(_:)-(SideEffect<State,Action>)``, it passes every action to the reducer first, then runs. The
 /// modifiers in ``Middlewares`` (``Middlewares/filter(_:_:)-(_,SideEffect<State,Action>)``,
 /// ``Middlewares/takeLatest(_:)-(SideEffect<State,Action>)``,
-/// ``Middlewares/throttle(_:latest:on:_:)-(_,_,_,SideEffect<State,Action>)``,
-/// ``Middlewares/debounce(_:on:_:)-(_,_,SideEffect<State,Action>)``,
-/// ``Middlewares/delay(_:on:_:)-(_,_,SideEffect<State,Action>)``) decide when and whether the work runs.
+/// ``Middlewares/takeLeading(_:)-(SideEffect<State,Action>)``,
+/// ``Middlewares/throttle(_:leading:trailing:runs:on:_:)-(_,_,_,_,_,SideEffect<State,Action>)``,
+/// ``Middlewares/debounce(_:maxWait:runs:on:_:)-(_,_,_,_,SideEffect<State,Action>)``,
+/// ``Middlewares/delay(_:runs:on:_:)-(_,_,_,SideEffect<State,Action>)``) decide when and whether the work runs.
 ///
 /// ```swift
 /// let save = SideEffect<AppState, AppAction> { action, api in

@@ -34,14 +34,14 @@ extension Middlewares {
         }
     }
 
-    /// Runs `run` for an action only when no run is in progress; see ``takeLeading(_:)``.
+    /// Runs `run` for an action only when no run is in progress; see ``takeLeading(_:)-(SideEffect<State,Action>)``.
     public static func takeLeading<State, Action>(
         _ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) async throws -> Void
     ) -> SideEffect<State, Action> {
         takeLeading(SideEffect(run))
     }
 
-    /// Runs `run` for an action only when no run is in progress; see ``takeLeading(_:)``.
+    /// Runs `run` for an action only when no run is in progress; see ``takeLeading(_:)-(SideEffect<State,Action>)``.
     public static func takeLeading<State, Action>(
         _ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) -> Void
     ) -> SideEffect<State, Action> {

@@ -11,7 +11,7 @@ extension Store {
     /// 2. **Owed runs run now.** The pending trailing run of each `throttle` (with `trailing: true`), the pending
     ///    run of each `debounce`, and the queued runs of each `delay` run at once, on the calling thread (or right
     ///    after the run of that modifier in progress on another thread), instead of at their time.
-    /// 3. **Running tasks are awaited** up to `timeout`: the tasks of effects (``start(_:)``, ``run(_:)``) and of
+    /// 3. **Running tasks are awaited** up to `timeout`: the tasks of effects (``start(_:)``, `run`) and of
     ///    `async` side effects, including those that step 2 started.
     /// 4. **What is left is cancelled**, as when the store is freed: the tasks still running (counted in
     ///    ``ShutdownReport/cancelledTasks``), the timers, and the state streams, which end.

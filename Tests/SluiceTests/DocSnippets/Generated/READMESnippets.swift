@@ -66,7 +66,7 @@ enum READMESnippets {
         store.cancel(id: "poll")
         _ = total
 
-        // README.md:196
+        // README.md:197
         do {
             let report = Middlewares.throttle(.seconds(1)) { (action: AppAction, api: MiddlewareAPI<AppState, AppAction>) in
                 print("count is", api.state.count)  // at most once a second, however many actions arrive
@@ -76,7 +76,21 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:227
+        // README.md:235
+        do {
+            let store = Store<AppState, AppAction>(
+                initialState: AppState(),
+                reducer: counter,
+                middleware: [],
+                onEffectError: { failure in print("effect failed:", failure.error) }
+            )
+            let report = await store.shutdown(timeout: .seconds(5))
+            print("ran \(report.flushedRuns) owed runs, \(report.finishedTasks) tasks finished, \(report.cancelledTasks) cancelled")
+            _ = store
+            _ = report
+        }
+
+        // README.md:260
         do {
             let store = Store<AppState, AppAction>(
                 initialState: AppState(),
@@ -86,7 +100,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:267
+        // README.md:300
         func addAddsTheAmount() {
             let next = counter(AppState(), .add(41))
             #expect(next.count == 41)
@@ -94,7 +108,7 @@ enum READMESnippets {
         }
         addAddsTheAmount()
 
-        // README.md:279
+        // README.md:312
         func everyActionIsLogged() {
             let lines = Recorder<String>()  // a small lock-guarded array of your test support code
             let store = Store<AppState, AppAction>(
@@ -108,7 +122,7 @@ enum READMESnippets {
         }
         everyActionIsLogged()
 
-        // README.md:298
+        // README.md:331
         func reportIsDebounced() {
             let scheduler = TestScheduler()
             let reports = Recorder<Int>()
