@@ -235,6 +235,26 @@ import Testing
         #expect(sawCancellation.current == [true, true])
     }
 
+    @Test func cancellingTheTaskThatCallsShutdownStopsTheWait() async {
+        let release = AsyncGate()
+        let store = store()
+        store.start { _ in await release.wait() }  // ignores cancellation
+        let caller = Task { await store.shutdown(timeout: .seconds(60)) }
+        #expect(
+            await waitUntil {
+                store.dispatch(.noop)
+                return store.refusedDispatchCount > 0
+            }
+        )
+        caller.cancel()
+        let clock = ContinuousClock()
+        let start = clock.now
+        let report = await caller.value
+        #expect(clock.now - start < .seconds(30))
+        #expect(report.cancelledTasks == 1)
+        release.open()
+    }
+
     @Test func effectsStartedAfterShutdownStartCancelled() async {
         let store = store()
         _ = await store.shutdown(timeout: .zero)

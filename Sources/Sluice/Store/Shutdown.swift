@@ -29,6 +29,8 @@ extension Store {
     /// caller (which would wait for itself until `timeout`); the caller is not counted, and its task is cancelled
     /// with the rest when shutdown ends, after which `shutdown` returns to it normally.
     ///
+    /// If the task that calls `shutdown` is cancelled, it stops waiting for the running tasks and cancels them.
+    ///
     /// - Parameter timeout: How long to wait for running tasks. A negative timeout stops the program.
     /// - Returns: What ran, what was cancelled and what was refused.
     @discardableResult
@@ -172,7 +174,7 @@ extension StoreCore {
 
     /// Waits, polling, until no thread is dispatching on the store, or until `deadline`.
     func waitForFreePipeline(until deadline: ContinuousClock.Instant) async {
-        while lock.withLock({ isDispatching }) && ContinuousClock.now < deadline {
+        while lock.withLock({ isDispatching }) && ContinuousClock.now < deadline && !Task.isCancelled {
             try? await Task.sleep(for: .milliseconds(1))
         }
     }

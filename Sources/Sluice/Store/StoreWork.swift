@@ -172,11 +172,11 @@ final class StoreWork: @unchecked Sendable {
         return handles.reduce(0) { $0 + $1.flush() }
     }
 
-    /// Waits, polling, until no time-based modifier of the store is performing runs on another thread, or until
-    /// `deadline`.
+    /// Waits, polling, until no time-based modifier of the store is performing runs on another thread, until
+    /// `deadline`, or until the calling task is cancelled.
     func waitForTimedEffects(until deadline: ContinuousClock.Instant) async {
         let handles = lock.withLock { timedEffects }
-        while !handles.allSatisfy({ $0.isIdle() }) && ContinuousClock.now < deadline {
+        while !handles.allSatisfy({ $0.isIdle() }) && ContinuousClock.now < deadline && !Task.isCancelled {
             try? await Task.sleep(for: .milliseconds(1))
         }
     }
