@@ -339,10 +339,19 @@ import Testing
                 }
             }
         }
-        store.dispatch(.add(1))
-        store.dispatch(.add(2))
+        // Holds the dispatching thread after the first subscriber, so that the shutdown task surely starts while
+        // the dispatch of `.add(2)` is in progress.
+        let slow = store.subscribe { state in
+            if state.count == 3 { usleep(50_000) }
+        }
+        // On a thread of its own, so that the task pool is free to run the shutdown task meanwhile.
+        await onThread {
+            store.dispatch(.add(1))
+            store.dispatch(.add(2))
+        }
         #expect(await waitUntil { reportBox.current != nil })
         trigger.cancel()
+        slow.cancel()
         #expect(harness.recorded == runs([(1, 0), (2, 0)]))
         #expect(reportBox.current?.flushedRuns == 1)
     }
