@@ -69,18 +69,21 @@ import Testing
             ])
             let api = apiBox.current!
             let accepted = Locked(0)
-            let started = DispatchSemaphore(value: 0)
-            let threads = Task.detached {
+            let started = AsyncGate()
+            let finished = AsyncGate()
+            // Threads of their own, so that no thread of the task pool blocks while they dispatch.
+            Thread.detachNewThread {
                 runOnThreads(4) { _ in
-                    started.signal()
+                    started.open()
                     for _ in 0..<500 where api.dispatch(.increment) {
                         accepted.withValue { $0 += 1 }
                     }
                 }
+                finished.open()
             }
-            started.wait()
+            await started.wait()
             let report = await store.shutdown(timeout: .seconds(5))
-            await threads.value
+            await finished.wait()
             #expect(store.state.count == accepted.current)
             #expect(accepted.current + store.refusedDispatchCount == 4 * 500)
             #expect(report.refusedDispatches <= store.refusedDispatchCount)

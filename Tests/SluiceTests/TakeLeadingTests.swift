@@ -42,8 +42,10 @@ import Testing
             }
         )
         let store = Store(initialState: TestState(), reducer: testReducer, middleware: [Middleware(effect)])
-        runOnThreads(8) { _ in
-            for _ in 0..<50 { store.dispatch(.increment) }
+        await onThread {
+            runOnThreads(8) { _ in
+                for _ in 0..<50 { store.dispatch(.increment) }
+            }
         }
         #expect(await waitUntil { started.current == 1 })
         gate.open()
