@@ -116,7 +116,8 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     ///
     /// Returns when the action, and every action that its processing dispatched on this thread, has been
     /// reduced and its subscribers notified. Called from inside such processing (a middleware, a side effect,
-    /// a subscriber), it queues the action and returns at once. Safe from any thread.
+    /// a subscriber), it queues the action and returns at once. Safe from any thread. Once ``shutdown(timeout:)``
+    /// has begun, the action is refused: dropped, and counted in ``refusedDispatchCount``.
     @inlinable
     public func dispatch(_ action: Action) {
         core.dispatch(action, through: chain)
