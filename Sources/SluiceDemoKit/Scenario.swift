@@ -165,8 +165,9 @@ public func runDemo(_ options: DemoOptions, snapshotDirectory: URL) -> DemoSumma
                 + "rejected=\(state.orders.rejected) actions=\(state.metrics.actions)"
         )
     }
-    // A debounced snapshot writer: 50 ms after the last action, write the state as JSON, atomically.
-    let snapshot = Middlewares.debounce(.milliseconds(50)) {
+    // A debounced snapshot writer: 50 ms after the last action, and at least every 500 ms under load, write the
+    // state as JSON, atomically, on the debounce's queue (never inside a dispatch). Shutdown writes the last one.
+    let snapshot = Middlewares.debounce(.milliseconds(50), maxWait: .milliseconds(500), runs: .onScheduler) {
         (_: ServiceAction, api: MiddlewareAPI<ServiceState, ServiceAction>) in
         do {
             try writeSnapshot(api.state, to: snapshotURL)
@@ -247,12 +248,18 @@ public func runDemo(_ options: DemoOptions, snapshotDirectory: URL) -> DemoSumma
     group.wait()
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
 
-    // Let the trailing work finish: the quote lookup in flight and the debounced snapshot.
+    // Let the quote lookup in flight deliver its result (shutdown refuses dispatches, including that one).
     let settled = waitFor(seconds: 60) {
         let state = store.state
         return state.quotes.lastReceivedID == state.quotes.lastRequestID
-            && readSnapshot(at: snapshotURL) == state
     }
+    // Shutdown runs the snapshot that the debounce owes, so the file on disk holds the final state when it returns.
+    let shutdownDone = DispatchSemaphore(value: 0)
+    Task {
+        await store.shutdown(timeout: .seconds(10))
+        shutdownDone.signal()
+    }
+    shutdownDone.wait()
     let final = store.state
     stockWatch.cancel()
 
@@ -288,14 +295,14 @@ public func runDemo(_ options: DemoOptions, snapshotDirectory: URL) -> DemoSumma
     checks.append(
         .init(
             name: "latest quote wins",
-            passed: final.quotes.lastReceivedID == final.quotes.lastRequestID,
+            passed: settled && final.quotes.lastReceivedID == final.quotes.lastRequestID,
             detail: "last request #\(final.quotes.lastRequestID), last result #\(final.quotes.lastReceivedID)"
         )
     )
     checks.append(
         .init(
             name: "snapshot on disk matches the state",
-            passed: settled && readSnapshot(at: snapshotURL) == final && counters.snapshotErrors.current == 0,
+            passed: readSnapshot(at: snapshotURL) == final && counters.snapshotErrors.current == 0,
             detail: snapshotURL.path
         )
     )

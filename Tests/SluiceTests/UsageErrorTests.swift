@@ -38,6 +38,61 @@ import Testing
         )
     }
 
+    @Test func negativeDebounceMaxWait() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = Middlewares.debounce(
+                .seconds(1),
+                maxWait: .milliseconds(-5),
+                SideEffect<TestState, TestAction> { _, _ in }
+            )
+        }
+        expectMessage(
+            result,
+            "Sluice usage error: Middlewares.debounce: maxWait must not be negative, got milliseconds(-5)."
+        )
+    }
+
+    @Test func debounceMaxWaitShorterThanTheInterval() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = Middlewares.debounce(
+                .seconds(1),
+                maxWait: .milliseconds(500),
+                SideEffect<TestState, TestAction> { _, _ in }
+            )
+        }
+        expectMessage(
+            result,
+            "Sluice usage error: Middlewares.debounce: maxWait must not be shorter than the interval, got maxWait "
+                + "milliseconds(500) for interval seconds(1)."
+        )
+    }
+
+    @Test func throttleNeitherLeadingNorTrailing() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = Middlewares.throttle(
+                .seconds(1),
+                leading: false,
+                trailing: false,
+                SideEffect<TestState, TestAction> { _, _ in }
+            )
+        }
+        expectMessage(
+            result,
+            "Sluice usage error: Middlewares.throttle: leading: false and trailing: false would never run the effect."
+        )
+    }
+
+    @Test func negativeShutdownTimeout() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let store = Store(initialState: TestState(), reducer: testReducer)
+            _ = await store.shutdown(timeout: .milliseconds(-1))
+        }
+        expectMessage(
+            result,
+            "Sluice usage error: Store.shutdown: the timeout must not be negative, got -0.001 seconds."
+        )
+    }
+
     @Test func loggingMaxChangesBelowOne() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let _: Middleware<TestState, TestAction> = Middlewares.logging(maxChanges: 0)

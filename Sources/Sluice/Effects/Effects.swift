@@ -76,7 +76,7 @@ extension Store {
         _ work: @escaping @Sendable (MiddlewareAPI<State, Action>) async throws -> T
     ) async throws -> T {
         try await awaitEffect(
-            core.startEffect(id: AnyHashable(id), cancelInFlight: cancelInFlight, parent: core.lifetime, work)
+            core.startEffect(id: id, cancelInFlight: cancelInFlight, parent: core.lifetime, work)
         )
     }
 
@@ -92,7 +92,7 @@ extension Store {
     public func start<T: Sendable>(
         _ work: @escaping @Sendable (MiddlewareAPI<State, Action>) async throws -> T
     ) -> Task<T, any Error> {
-        core.startEffect(id: nil, cancelInFlight: false, parent: core.lifetime, work)
+        core.startEffect(id: nil, cancelInFlight: false, parent: core.lifetime, reportsFailure: true, work)
     }
 
     /// Starts asynchronous work under an id in a new `Task`, and returns the task at once.
@@ -110,7 +110,13 @@ extension Store {
         cancelInFlight: Bool = false,
         _ work: @escaping @Sendable (MiddlewareAPI<State, Action>) async throws -> T
     ) -> Task<T, any Error> {
-        core.startEffect(id: AnyHashable(id), cancelInFlight: cancelInFlight, parent: core.lifetime, work)
+        core.startEffect(
+            id: id,
+            cancelInFlight: cancelInFlight,
+            parent: core.lifetime,
+            reportsFailure: true,
+            work
+        )
     }
 
     /// Cancels every running effect that was started with `id`.
@@ -166,7 +172,7 @@ extension MiddlewareAPI {
         _ work: @escaping @Sendable (MiddlewareAPI<State, Action>) async throws -> T
     ) async throws -> T {
         try await awaitEffect(
-            core.startEffect(id: AnyHashable(id), cancelInFlight: cancelInFlight, parent: runCancellation, work)
+            core.startEffect(id: id, cancelInFlight: cancelInFlight, parent: runCancellation, work)
         )
     }
 
@@ -175,7 +181,7 @@ extension MiddlewareAPI {
     public func start<T: Sendable>(
         _ work: @escaping @Sendable (MiddlewareAPI<State, Action>) async throws -> T
     ) -> Task<T, any Error> {
-        core.startEffect(id: nil, cancelInFlight: false, parent: runCancellation, work)
+        core.startEffect(id: nil, cancelInFlight: false, parent: runCancellation, reportsFailure: true, work)
     }
 
     /// Starts asynchronous work under an id and returns the task at once; see ``Store/start(id:cancelInFlight:_:)``.
@@ -185,7 +191,13 @@ extension MiddlewareAPI {
         cancelInFlight: Bool = false,
         _ work: @escaping @Sendable (MiddlewareAPI<State, Action>) async throws -> T
     ) -> Task<T, any Error> {
-        core.startEffect(id: AnyHashable(id), cancelInFlight: cancelInFlight, parent: runCancellation, work)
+        core.startEffect(
+            id: id,
+            cancelInFlight: cancelInFlight,
+            parent: runCancellation,
+            reportsFailure: true,
+            work
+        )
     }
 
     /// Cancels every running effect of the store that was started with `id`; see ``Store/cancel(id:)``.
@@ -205,24 +217,43 @@ extension StoreCore {
     /// and its task cancel each other: cancelling the task (or the task awaiting it) makes the dispatches no-ops,
     /// and cancelling by id cancels the task, even if that happens before the task is created.
     func startEffect<T: Sendable>(
-        id: AnyHashable?,
+        id: (any Hashable & Sendable)?,
         cancelInFlight: Bool,
         parent: Cancellation,
+        reportsFailure: Bool = false,
         _ work: @escaping @Sendable (MiddlewareAPI<State, Action>) async throws -> T
     ) -> Task<T, any Error> {
         let cancellation = Cancellation(parent: parent)
         let effects = self.effects
-        let token = effects.register(cancellation, id: id, cancelInFlight: cancelInFlight)
+        let token = effects.register(cancellation, id: id.map { AnyHashable($0) }, cancelInFlight: cancelInFlight)
         let api = MiddlewareAPI(core: self, cancellation: cancellation)
+        let storeWork = self.work
+        let workToken = storeWork.begin()
+        // An effect started by a `takeLeading` run is part of that run.
+        let activity = cancellation.activity
+        activity?.begin()
         let task = Task {
             defer {
                 effects.finish(token)
                 cancellation.detachFromParent()
+                storeWork.end(workToken)
+                activity?.endTask()
             }
-            return try await withTaskCancellationHandler {
-                try await work(api)
-            } onCancel: {
-                cancellation.cancel()
+            do {
+                return try await storeWork.track(workToken) {
+                    try await withTaskCancellationHandler {
+                        try await work(api)
+                    } onCancel: {
+                        cancellation.cancel()
+                    }
+                }
+            } catch {
+                if reportsFailure {
+                    storeWork.report(error, wasCancelled: cancellation.isCancelled) {
+                        EffectFailure(error: error, source: .effect, id: id)
+                    }
+                }
+                throw error
             }
         }
         cancellation.onCancel { task.cancel() }

@@ -42,7 +42,8 @@ public struct MiddlewareAPI<State: Sendable, Action: Sendable>: Sendable {
     /// - Returns: `true` if the action was accepted: processed before this call returned, or queued for the thread
     ///   that is dispatching on the store, which processes it before its own dispatch returns. `false` if it was
     ///   dropped: this run was cancelled (``isCancelled`` is `true`: superseded by `takeLatest` or by an effect with
-    ///   the same id) or the store is gone. An action accepted and queued is still processed if the run is
+    ///   the same id), the store is gone, or ``Store/shutdown(timeout:)`` has begun (then the refusal is counted).
+    ///   An action accepted and queued is still processed if the run is
     ///   cancelled afterwards; an action queued when the store goes away is dropped with the rest of the queue.
     @discardableResult
     public func dispatch(_ action: Action) -> Bool {
@@ -52,7 +53,8 @@ public struct MiddlewareAPI<State: Sendable, Action: Sendable>: Sendable {
         return core.dispatchFromAPI(action)
     }
 
-    /// `true` once this run was superseded (by `takeLatest` or an effect with the same id) or the store is gone.
+    /// `true` once this run was superseded (by `takeLatest` or an effect with the same id), the store is gone, or
+    /// its ``Store/shutdown(timeout:)`` has ended.
     public var isCancelled: Bool {
         if let cancellation, cancellation.isCancelled {
             return true

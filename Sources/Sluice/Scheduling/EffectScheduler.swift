@@ -134,6 +134,19 @@ extension DispatchTimeInterval {
     }
 }
 
+extension DispatchTimeInterval {
+    /// Whether this interval is shorter than zero.
+    @usableFromInline
+    package var isNegative: Bool {
+        switch self {
+        case .seconds(let value), .milliseconds(let value), .microseconds(let value), .nanoseconds(let value):
+            return value < 0
+        case .never: return false
+        @unknown default: return false
+        }
+    }
+}
+
 extension DispatchTime {
     /// This time plus `nanoseconds`; `nil` means never, and a sum past the end of time is never too.
     @inlinable

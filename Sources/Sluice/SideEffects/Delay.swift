@@ -14,25 +14,30 @@ extension Middlewares {
     /// - Parameters:
     ///   - interval: How much later. `.nanoseconds(0)` runs synchronously inside `dispatch`; `.never` never runs.
     ///     A negative interval stops the program.
+    ///   - placement: Where the runs of a zero `interval` happen: inside `dispatch` (the default) or on `scheduler`.
+    ///     Other runs always happen on `scheduler`.
     ///   - scheduler: Where the runs happen and what time it is; by default a serial queue of this modifier.
     ///   - effect: The effect to delay.
     @inlinable
     public static func delay<State, Action>(
         _ interval: DispatchTimeInterval,
+        runs placement: RunPlacement = .inDispatch,
         on scheduler: any EffectScheduler = DispatchQueueScheduler(),
         _ effect: SideEffect<State, Action>
     ) -> SideEffect<State, Action> {
-        effect.timed(interval, "Middlewares.delay", on: scheduler) { DelayStateMachine(interval: $0) }
+        effect.timed(interval, "Middlewares.delay", runs: placement, on: scheduler) { DelayStateMachine(interval: $0) }
     }
 
-    /// Runs `run` for every action, `interval` later, in order; see ``delay(_:on:_:)``.
+    /// Runs `run` for every action, `interval` later, in order; see
+    /// ``delay(_:runs:on:_:)-(_,_,_,SideEffect<State,Action>)``.
     @inlinable
     public static func delay<State, Action>(
         _ interval: DispatchTimeInterval,
+        runs placement: RunPlacement = .inDispatch,
         on scheduler: any EffectScheduler = DispatchQueueScheduler(),
         _ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) -> Void
     ) -> SideEffect<State, Action> {
-        delay(interval, on: scheduler, SideEffect(run))
+        delay(interval, runs: placement, on: scheduler, SideEffect(run))
     }
 }
 
@@ -87,6 +92,19 @@ struct DelayStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
         isTimerArmed = true
         timerGeneration &+= 1
         return (entries[head].deadline, timerGeneration)
+    }
+
+    @inlinable
+    mutating func flush(runs: inout RunQueue<Run>) -> Int {
+        let count = entries.count - head
+        for index in head..<entries.count {
+            runs.append(entries[index].run)
+        }
+        entries.removeAll()
+        head = 0
+        isTimerArmed = false
+        timerGeneration &+= 1
+        return count
     }
 
     @inlinable

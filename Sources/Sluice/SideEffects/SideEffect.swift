@@ -4,9 +4,10 @@
 /// ``Middleware/init(_:)-(SideEffect<State,Action>)``, it passes every action to the reducer first, then runs. The
 /// modifiers in ``Middlewares`` (``Middlewares/filter(_:_:)-(_,SideEffect<State,Action>)``,
 /// ``Middlewares/takeLatest(_:)-(SideEffect<State,Action>)``,
-/// ``Middlewares/throttle(_:latest:on:_:)-(_,_,_,SideEffect<State,Action>)``,
-/// ``Middlewares/debounce(_:on:_:)-(_,_,SideEffect<State,Action>)``,
-/// ``Middlewares/delay(_:on:_:)-(_,_,SideEffect<State,Action>)``) decide when and whether the work runs.
+/// ``Middlewares/takeLeading(_:)-(SideEffect<State,Action>)``,
+/// ``Middlewares/throttle(_:leading:trailing:runs:on:_:)-(_,_,_,_,_,SideEffect<State,Action>)``,
+/// ``Middlewares/debounce(_:maxWait:runs:on:_:)-(_,_,_,_,SideEffect<State,Action>)``,
+/// ``Middlewares/delay(_:runs:on:_:)-(_,_,_,SideEffect<State,Action>)``) decide when and whether the work runs.
 ///
 /// ```swift
 /// let save = SideEffect<AppState, AppAction> { action, api in
@@ -60,8 +61,12 @@ public struct SideEffect<State: Sendable, Action: Sendable>: Sendable {
     ///
     /// The task is cancelled when the run is superseded (``Middlewares/takeLatest(_:)-(SideEffect<State,Action>)``)
     /// and when the store goes away; check `Task.isCancelled` or `api.isCancelled` at suspension points.
-    /// `api.dispatch` does nothing once the run is cancelled.
-    public init(_ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) async -> Void) {
+    /// `api.dispatch` does nothing once the run is cancelled. ``Store/shutdown(timeout:)`` waits for the task.
+    ///
+    /// An error that `run` throws goes to the store's `onEffectError` handler
+    /// (``Store/init(initialState:reducer:middleware:onEffectError:)``), unless the run was cancelled; a closure
+    /// that throws but never awaits is still an `async` side effect, run in a task.
+    public init(_ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) async throws -> Void) {
         self.init(
             accepts: nil,
             install: { _ in
@@ -69,9 +74,21 @@ public struct SideEffect<State: Sendable, Action: Sendable>: Sendable {
                     let cancellation = api.runCancellation
                     let task = TaskHandle()
                     guard let key = cancellation.onCancel({ task.cancel() }) else { return }
+                    let activity = cancellation.activity
+                    activity?.begin()
+                    let work = api.core.work
+                    let token = work.begin()
                     task.start {
-                        await run(action, api)
+                        do {
+                            try await work.track(token) { try await run(action, api) }
+                        } catch {
+                            work.report(error, wasCancelled: cancellation.isCancelled) {
+                                EffectFailure(error: error, source: .sideEffect, action: action)
+                            }
+                        }
                         cancellation.removeHandler(key)
+                        activity?.endTask()
+                        work.end(token)
                     }
                 }
             }

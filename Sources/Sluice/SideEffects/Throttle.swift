@@ -1,52 +1,93 @@
 public import Dispatch
 
 extension Middlewares {
-    /// Runs a side effect at most once per `interval`, on the leading edge, optionally also with the newest
-    /// action on the trailing edge.
+    /// Runs a side effect at most once per `interval`: on the leading edge, on the trailing edge with the newest
+    /// action, or both.
     ///
-    /// An accepted action that finds no open window runs the effect at once, synchronously inside `dispatch`,
-    /// and opens the window `[t, t + interval)`. Actions inside the window are dropped, or, with `latest: true`,
-    /// the newest of them runs when the window ends (on `scheduler`) and opens a new window from there, as
-    /// redux-saga's `throttle`. Work due at an instant runs before an action dispatched at that instant.
+    /// An accepted action that finds no open window opens the window `[t, t + interval)`; with `leading` it runs the
+    /// effect at once (inside `dispatch`, or on `scheduler` with `runs: .onScheduler`). The actions inside the window
+    /// are dropped, or, with `trailing`, the newest of them runs when the window ends (on `scheduler`) and opens a new
+    /// window from there. With `leading: false`, the action that opens a window is the first candidate for its
+    /// trailing run. These are lodash's `throttle` options; `leading: true, trailing: true` is redux-saga's
+    /// `throttle`. Work due at an instant runs before an action dispatched at that instant.
     ///
     /// Runs happen one at a time, in the order of their actions, however late the scheduler is: a trailing run
-    /// that is due but not started when the next action arrives runs first, on the dispatching thread, and the
-    /// windows advance as if the timer had been on time. A run that falls due while another run of this throttle is
-    /// in progress runs right after it, on that run's thread.
+    /// that is due but not started when the next action arrives runs first, and the windows advance as if the timer
+    /// had been on time. A run that falls due while another run of this throttle is in progress runs right after
+    /// it, on that run's thread.
     ///
     /// ```
-    /// actions (ms):       0  10  20 … 90 100 110 … 190 200 … 300 … 340
-    /// interval 100:       ●                ●               ●       ●          runs with 0, 100, 200, 300
-    /// latest: true:       ●                ● (90)          ● (190) ● (290)  ● (340, at 400)
+    /// actions (ms):          0  10  20 … 90 100 110 … 190 200 … 300 … 340
+    /// interval 100:          ●                ●               ●       ●           runs with 0, 100, 200, 300
+    /// trailing: true:        ●                ● (90)          ● (190) ● (290)  ● (340, at 400)
+    /// leading: false,
+    ///   trailing: true:                       ● (90)          ● (190) ● (290)  ● (340, at 400)
     /// ```
     ///
     /// - Parameters:
-    ///   - interval: The length of a window. `.nanoseconds(0)` runs every action; `.never` runs only the first.
-    ///     A negative interval stops the program.
-    ///   - latest: Whether the newest action dropped inside a window runs when the window ends.
+    ///   - interval: The length of a window. `.nanoseconds(0)` runs every action; `.never` runs only the first
+    ///     (and, with `leading: false`, nothing). A negative interval stops the program.
+    ///   - leading: Whether the action that opens a window runs at once.
+    ///   - trailing: Whether the newest action of a window (not counting a leading run) runs when the window ends.
+    ///     `leading: false, trailing: false` would never run and stops the program.
+    ///   - placement: Where a leading run happens: inside `dispatch` (the default) or on `scheduler`.
     ///   - scheduler: Where trailing runs happen and what time it is; by default a serial queue of this modifier.
     ///   - effect: The effect to throttle; only the actions it accepts count.
     @inlinable
     public static func throttle<State, Action>(
         _ interval: DispatchTimeInterval,
-        latest: Bool = false,
+        leading: Bool = true,
+        trailing: Bool = false,
+        runs placement: RunPlacement = .inDispatch,
         on scheduler: any EffectScheduler = DispatchQueueScheduler(),
         _ effect: SideEffect<State, Action>
     ) -> SideEffect<State, Action> {
-        effect.timed(interval, "Middlewares.throttle", on: scheduler) {
-            ThrottleStateMachine(interval: $0, latest: latest)
+        if !leading && !trailing {
+            usageError("Middlewares.throttle: leading: false and trailing: false would never run the effect.")
+        }
+        return effect.timed(interval, "Middlewares.throttle", runs: placement, on: scheduler) {
+            ThrottleStateMachine(interval: $0, leading: leading, trailing: trailing)
         }
     }
 
-    /// Runs `run` at most once per `interval`; see ``throttle(_:latest:on:_:)``.
+    /// Runs `run` at most once per `interval`; see ``throttle(_:leading:trailing:runs:on:_:)-(_,_,_,_,_,SideEffect<State,Action>)``.
     @inlinable
     public static func throttle<State, Action>(
         _ interval: DispatchTimeInterval,
-        latest: Bool = false,
+        leading: Bool = true,
+        trailing: Bool = false,
+        runs placement: RunPlacement = .inDispatch,
         on scheduler: any EffectScheduler = DispatchQueueScheduler(),
         _ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) -> Void
     ) -> SideEffect<State, Action> {
-        throttle(interval, latest: latest, on: scheduler, SideEffect(run))
+        throttle(interval, leading: leading, trailing: trailing, runs: placement, on: scheduler, SideEffect(run))
+    }
+
+    /// Runs a side effect at most once per `interval`, on the leading edge, and with `latest: true` also with the
+    /// newest action on the trailing edge.
+    ///
+    /// The first spelling of throttle's options, kept as a shorthand: `latest: false` is
+    /// `leading: true, trailing: false`, and `latest: true` is `leading: true, trailing: true`. See
+    /// ``throttle(_:leading:trailing:runs:on:_:)-(_,_,_,_,_,SideEffect<State,Action>)``.
+    @inlinable
+    public static func throttle<State, Action>(
+        _ interval: DispatchTimeInterval,
+        latest: Bool,
+        on scheduler: any EffectScheduler = DispatchQueueScheduler(),
+        _ effect: SideEffect<State, Action>
+    ) -> SideEffect<State, Action> {
+        throttle(interval, leading: true, trailing: latest, on: scheduler, effect)
+    }
+
+    /// Runs `run` at most once per `interval`; see ``throttle(_:latest:on:_:)-(_,_,_,SideEffect<State,Action>)``.
+    @inlinable
+    public static func throttle<State, Action>(
+        _ interval: DispatchTimeInterval,
+        latest: Bool,
+        on scheduler: any EffectScheduler = DispatchQueueScheduler(),
+        _ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) -> Void
+    ) -> SideEffect<State, Action> {
+        throttle(interval, leading: true, trailing: latest, on: scheduler, SideEffect(run))
     }
 }
 
@@ -57,22 +98,25 @@ struct ThrottleStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
     @usableFromInline
     let interval: UInt64?
     @usableFromInline
-    let latest: Bool
+    let leading: Bool
+    @usableFromInline
+    let trailing: Bool
     /// The end of the current window; `nil` before the first run, or for a window that never ends.
     @usableFromInline
     var windowEnd: DispatchTime?
     @usableFromInline
     var isOpen = false
-    /// The newest action dropped inside the window (with `latest`), which runs when it ends.
+    /// The newest action of the window that has not run (with `trailing`), which runs when it ends.
     @usableFromInline
     var pending: Run?
     @usableFromInline
     var timerGeneration: UInt64 = 0
 
     @inlinable
-    init(interval: UInt64?, latest: Bool) {
+    init(interval: UInt64?, leading: Bool, trailing: Bool) {
         self.interval = interval
-        self.latest = latest
+        self.leading = leading
+        self.trailing = trailing
     }
 
     @inlinable
@@ -96,10 +140,17 @@ struct ThrottleStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
         guard isOpen else {
             isOpen = true
             windowEnd = now.adding(interval)
-            runs.append(run)
-            return nil
+            if leading {
+                runs.append(run)
+                return nil
+            }
+            // Trailing only: the action that opens the window waits for its end, like the ones inside it.
+            pending = run
+            guard let end = windowEnd else { return nil }
+            timerGeneration &+= 1
+            return (end, timerGeneration)
         }
-        guard latest else { return nil }
+        guard trailing else { return nil }
         let hadPending = pending != nil
         pending = run
         if !hadPending, let end = windowEnd {
@@ -118,6 +169,15 @@ struct ThrottleStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
         isOpen = true
         runs.append(run)
         return nil
+    }
+
+    @inlinable
+    mutating func flush(runs: inout RunQueue<Run>) -> Int {
+        timerGeneration &+= 1
+        guard let run = pending else { return 0 }
+        pending = nil
+        runs.append(run)
+        return 1
     }
 
     @inlinable

@@ -28,7 +28,12 @@ struct EffectRun<State: Sendable, Action: Sendable>: Sendable {
 /// `dispatch`); one that finds a run in progress leaves its runs to that thread, which performs them next. So
 /// runs of one modifier never overlap, and a run never overtakes an older one, however late the scheduler is.
 ///
-/// `@unchecked Sendable`: `machine`, `runs` and `timer` are guarded by `lock`.
+/// With ``RunPlacement/onScheduler``, a thread that finds no run in progress does not perform the runs itself: it
+/// marks the path busy (`handoffPending`) and asks the scheduler to perform them, so `dispatch` never runs the
+/// effect. ``flush()`` (at shutdown) may take such a handed-off batch over before the scheduler gets to it; the
+/// scheduled drain then finds `handoffPending` cleared and does nothing.
+///
+/// `@unchecked Sendable`: `machine`, `runs`, `timer` and `handoffPending` are guarded by `lock`.
 ///
 /// The per-action path is `@inlinable`, so that it is specialized for the store's state and action types in the
 /// caller's module: unspecialized, it built generic type metadata on every action (about 2,000 instructions for
@@ -45,8 +50,13 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
     var runs = RunQueue<Run>()
     @usableFromInline @exclusivity(unchecked)
     var timer: ScheduledWork?
+    /// A drain was handed to the scheduler and has not started: the runs in `runs` wait for it.
+    @usableFromInline @exclusivity(unchecked)
+    var handoffPending = false
     @usableFromInline
     let scheduler: any EffectScheduler
+    @usableFromInline
+    let placement: RunPlacement
     @usableFromInline
     let handler: @Sendable (Run) -> Void
 
@@ -54,11 +64,13 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
     init(
         machine: Machine,
         scheduler: any EffectScheduler,
+        placement: RunPlacement,
         lifetime: Cancellation,
         handler: @escaping @Sendable (Run) -> Void
     ) {
         self.machine = machine
         self.scheduler = scheduler
+        self.placement = placement
         self.handler = handler
         lifetime.onCancel { [weak self] in self?.tearDown() }
     }
@@ -67,6 +79,10 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
     @inlinable
     func receive(_ run: Run) {
         let now = scheduler.now
+        if placement == .onScheduler {
+            receiveHandingOff(run, at: now)
+            return
+        }
         let (first, request) = lock.withLock { () -> (Run?, TimerRequest?) in
             let request = machine.receive(run, at: now, runs: &runs)
             return (runs.claim(), request)
@@ -74,6 +90,36 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
         if first != nil || request != nil {
             perform(first, request)
         }
+    }
+
+    /// ``receive(_:)`` with ``RunPlacement/onScheduler``: the runs that the action decided are performed by the
+    /// scheduler, never by the dispatching thread.
+    @usableFromInline
+    func receiveHandingOff(_ run: Run, at now: DispatchTime) {
+        let (handOff, request) = lock.withLock { () -> (Bool, TimerRequest?) in
+            let request = machine.receive(run, at: now, runs: &runs)
+            guard !runs.isDraining, !runs.isEmpty else { return (false, request) }
+            runs.isDraining = true
+            handoffPending = true
+            return (true, request)
+        }
+        if let request {
+            arm(request)
+        }
+        if handOff {
+            _ = scheduler.schedule(after: now) { [weak self] in self?.drainHandedOff() }
+        }
+    }
+
+    /// Performs the runs handed to the scheduler, unless ``flush()`` took them over already.
+    @usableFromInline
+    func drainHandedOff() {
+        let first: Run? = lock.withLock {
+            guard handoffPending else { return nil }
+            handoffPending = false
+            return runs.next()
+        }
+        perform(first, nil)
     }
 
     @usableFromInline
@@ -115,6 +161,32 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
             return timer
         }
         stale?.cancel()
+    }
+
+    /// Shutdown: the owed runs (a pending trailing or debounced run, the queued delayed runs) run now, on the
+    /// calling thread unless another thread is performing runs of this modifier (it then performs them next), and
+    /// the timer is disarmed.
+    ///
+    /// - Returns: The number of owed runs that the machine released.
+    func flush() -> Int {
+        let (count, first, timer): (Int, Run?, ScheduledWork?) = lock.withLock {
+            let count = machine.flush(runs: &runs)
+            defer { self.timer = nil }
+            if handoffPending {
+                // Take over the batch handed to the scheduler: `isDraining` stays set, now for this thread.
+                handoffPending = false
+                return (count, runs.next(), self.timer)
+            }
+            return (count, runs.claim(), self.timer)
+        }
+        timer?.cancel()
+        perform(first, nil)
+        return count
+    }
+
+    /// Whether no run of this modifier is in progress or waiting to be performed.
+    var isIdle: Bool {
+        lock.withLock { !runs.isDraining && runs.isEmpty }
     }
 
     private func tearDown() {
@@ -213,31 +285,70 @@ protocol TimedStateMachine: SendableMetatype {
     mutating func receive(_ run: Run, at now: DispatchTime, runs: inout RunQueue<Run>) -> TimerRequest?
     /// The armed timer fired at `now`.
     mutating func timerFired(at now: DispatchTime, runs: inout RunQueue<Run>) -> TimerRequest?
+    /// The store shuts down: append every owed run to `runs` now, forget the timer, and return how many.
+    mutating func flush(runs: inout RunQueue<Run>) -> Int
     /// The store went away: forget everything.
     mutating func reset()
+}
+
+/// Where the runs of a time-based modifier happen when an action (rather than its timer) decides them.
+///
+/// By default a run that an action decides (the leading run of ``Middlewares/throttle(_:leading:trailing:runs:on:_:)-(_,_,_,_,_,SideEffect<State,Action>)``,
+/// every run under a zero interval, a `debounce` run that its `maxWait` made due on a late scheduler) happens at
+/// once, synchronously inside that `dispatch`, so the dispatching thread (and every thread waiting to dispatch)
+/// waits for it. With ``onScheduler`` it is handed to the modifier's scheduler and runs there, in order with the
+/// modifier's other runs, and `dispatch` returns without running the effect.
+public enum RunPlacement: Sendable, Hashable {
+    /// A run that an action decides happens inside that action's `dispatch` (the default).
+    case inDispatch
+    /// Every run happens on the modifier's scheduler; `dispatch` never runs the effect.
+    case onScheduler
 }
 
 extension SideEffect {
     /// This effect under a time-based modifier: `interval` checked (negative stops the program, naming
     /// `operatorName`; zero means no rate limit, so the effect is returned as it is), then each store that
     /// installs the effect gets its own state machine from `makeMachine` on `scheduler`.
+    ///
+    /// With `placement` ``RunPlacement/onScheduler`` a zero interval still hands every run to `scheduler`, in
+    /// order.
     @inlinable
     func timed<Machine: TimedStateMachine & Sendable>(
         _ interval: DispatchTimeInterval,
         _ operatorName: String,
+        runs placement: RunPlacement,
         on scheduler: any EffectScheduler,
         _ makeMachine: (_ nanoseconds: UInt64?) -> Machine
     ) -> SideEffect where Machine.Run == EffectRun<State, Action> {
         let nanoseconds = interval.nanoseconds(checking: operatorName)
         if nanoseconds == 0 {
-            return self
+            if placement == .inDispatch {
+                return self
+            }
+            return installTimed(DelayStateMachine(interval: 0), placement, scheduler)
         }
-        let machine = makeMachine(nanoseconds)
-        return SideEffect(accepts: accepts) { storeAPI in
+        return installTimed(makeMachine(nanoseconds), placement, scheduler)
+    }
+
+    /// Gives each store that installs this effect its own ``TimedEffect`` with a copy of `machine`, registered with
+    /// the store for shutdown.
+    @inlinable
+    func installTimed<Machine: TimedStateMachine & Sendable>(
+        _ machine: Machine,
+        _ placement: RunPlacement,
+        _ scheduler: any EffectScheduler
+    ) -> SideEffect where Machine.Run == EffectRun<State, Action> {
+        SideEffect(accepts: accepts) { storeAPI in
             let handler = install(storeAPI)
-            let timed = TimedEffect(machine: machine, scheduler: scheduler, lifetime: storeAPI.storeLifetime) { run in
+            let timed = TimedEffect(
+                machine: machine,
+                scheduler: scheduler,
+                placement: placement,
+                lifetime: storeAPI.storeLifetime
+            ) { run in
                 run.api.runUnlessCancelled(handler, run.action)
             }
+            storeAPI.registerForShutdown(timed)
             return { action, api in timed.receive(EffectRun(action: action, api: api)) }
         }
     }

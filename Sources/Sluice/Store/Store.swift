@@ -82,9 +82,11 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
         initialState: State,
         reducer: Reducer<State, Action>,
         middleware: [Middleware<State, Action>],
-        innermost: (StoreCore<State, Action>) -> DispatchFunction<Action>
+        innermost: (StoreCore<State, Action>) -> DispatchFunction<Action>,
+        onEffectError: (@Sendable (EffectFailure) -> Void)? = nil
     ) {
         let core = StoreCore(initialState: initialState, reduce: reducer.reduce)
+        core.work.setFailureHandler(onEffectError)
         self.core = core
         if middleware.isEmpty {
             chain = nil
@@ -121,7 +123,8 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     ///
     /// Returns when the action, and every action that its processing dispatched on this thread, has been
     /// reduced and its subscribers notified. Called from inside such processing (a middleware, a side effect,
-    /// a subscriber), it queues the action and returns at once. Safe from any thread.
+    /// a subscriber), it queues the action and returns at once. Safe from any thread. Once ``shutdown(timeout:)``
+    /// has begun, the action is refused: dropped, and counted in ``refusedDispatchCount``.
     @inlinable
     public func dispatch(_ action: Action) {
         core.dispatch(action, through: chain)

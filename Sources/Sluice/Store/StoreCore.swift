@@ -81,6 +81,16 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     let observation = StoreObservation()
     /// The running effects of the store, by id.
     let effects = EffectRegistry()
+    /// Set when ``Store/shutdown(timeout:)`` begins: dispatches are refused from then on, counted in
+    /// `refusedCount`. Checked only where a dispatch is accepted (``processLocked(_:through:)``, ``enqueueLocked(_:)``).
+    @usableFromInline @exclusivity(unchecked)
+    var isRefusing = false
+    @usableFromInline @exclusivity(unchecked)
+    var refusedCount = 0
+    /// Set when shutdown ended; ``alive`` is then `false`.
+    var isShutDown = false
+    /// The tasks, owed runs and failure handler that shutdown and the error channel need.
+    let work = StoreWork()
 
     @usableFromInline
     struct Subscriber: Sendable {
@@ -129,6 +139,9 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
             lock.unlock()
             return false
         }
+        if isRefusing {
+            return refuseLocked()
+        }
         queue.append(action)
         lock.unlock()
         return true
@@ -140,6 +153,9 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         guard _fastPath(isAlive) else {
             lock.unlock()
             return false
+        }
+        if _slowPath(isRefusing) {
+            return refuseLocked()
         }
         if chain == nil {
             reduce(&statePointer.pointee, action)
@@ -337,9 +353,9 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         return statePointer.pointee
     }
 
-    /// Whether the store that owns this core still exists.
+    /// Whether the store that owns this core still exists and has not shut down.
     var alive: Bool {
-        lock.withLock { isAlive }
+        lock.withLock { isAlive && !isShutDown }
     }
 
     /// Adds a subscriber; `makeObserver` runs with the lock held and receives the current state, so that a

@@ -7,5 +7,6 @@ extension EffectsSnippets {
 
     static let store = Store<AppState, AppAction>(initialState: AppState(), reducer: DocExample.appReducer)
     static let client = DocExample.client
+    static let appReducer = DocExample.appReducer
     static let searchClient = DocExample.client
 }

@@ -16,5 +16,12 @@ enum DebounceSnippets {
             try? snapshotWriter.write(api.state)
         }
         _ = saveSnapshot
+
+        // Sources/Sluice/Sluice.docc/Operators/Debounce.md:42
+        let saveUnderLoad = Middlewares.debounce(.milliseconds(100), maxWait: .seconds(1)) {
+            (action: AppAction, api: MiddlewareAPI<AppState, AppAction>) in
+            try? snapshotWriter.write(api.state)
+        }
+        _ = saveUnderLoad
     }
 }

@@ -53,5 +53,19 @@ enum EffectsSnippets {
             return o.count
         }
         _ = total
+
+        // Sources/Sluice/Sluice.docc/Effects.md:138
+        let reportingStore = Store<AppState, AppAction>(
+            initialState: AppState(),
+            reducer: appReducer,
+            middleware: [],
+            onEffectError: { failure in
+                print("effect \(failure.id.map { "\($0)" } ?? "-") failed:", failure.error)
+            }
+        )
+        reportingStore.start(id: "sync") { api in
+            try await client.status()
+        }
+        _ = reportingStore
     }
 }

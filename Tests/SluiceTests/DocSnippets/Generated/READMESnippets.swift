@@ -76,7 +76,7 @@ enum READMESnippets {
         store.cancel(id: "poll")
         _ = total
 
-        // README.md:213
+        // README.md:214
         do {
             let report = Middlewares.throttle(.seconds(1)) { (action: AppAction, api: MiddlewareAPI<AppState, AppAction>) in
                 print("count is", api.state.count)  // at most once a second, however many actions arrive
@@ -86,7 +86,21 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:244
+        // README.md:252
+        do {
+            let store = Store<AppState, AppAction>(
+                initialState: AppState(),
+                reducer: counter,
+                middleware: [],
+                onEffectError: { failure in print("effect failed:", failure.error) }
+            )
+            let report = await store.shutdown(timeout: .seconds(5))
+            print("ran \(report.flushedRuns) owed runs, \(report.finishedTasks) tasks finished, \(report.cancelledTasks) cancelled")
+            _ = store
+            _ = report
+        }
+
+        // README.md:277
         do {
             let store = Store<AppState, AppAction>(
                 initialState: AppState(),
@@ -96,7 +110,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:293
+        // README.md:326
         func addAddsTheAmount() {
             let next = counter(AppState(), .add(41))
             #expect(next.count == 41)
@@ -104,7 +118,7 @@ enum READMESnippets {
         }
         addAddsTheAmount()
 
-        // README.md:305
+        // README.md:338
         func everyActionIsLogged() {
             let lines = Recorder<String>()  // a small lock-guarded array of your test support code
             let store = Store<AppState, AppAction>(
@@ -118,7 +132,7 @@ enum READMESnippets {
         }
         everyActionIsLogged()
 
-        // README.md:324
+        // README.md:357
         func reportIsDebounced() {
             let scheduler = TestScheduler()
             let reports = Recorder<Int>()

@@ -10,7 +10,7 @@ import Testing
 /// The Swift blocks of Sources/Sluice/Sluice.docc/Operators/Throttle.md, in order (compiled; run only where a test calls `snippets()`).
 enum ThrottleSnippets {
     static func snippets() async throws {
-        // Sources/Sluice/Sluice.docc/Operators/Throttle.md:16
+        // Sources/Sluice/Sluice.docc/Operators/Throttle.md:28
         let reportMetrics = Middlewares.throttle(.seconds(1), latest: true) {
             (action: AppAction, api: MiddlewareAPI<AppState, AppAction>) in
             metrics.report(api.state.metrics)
@@ -20,5 +20,12 @@ enum ThrottleSnippets {
         )
         _ = reportMetrics
         _ = store
+
+        // Sources/Sluice/Sluice.docc/Operators/Throttle.md:66
+        let saveSnapshot = Middlewares.throttle(.seconds(5), trailing: true, runs: .onScheduler) {
+            (action: AppAction, api: MiddlewareAPI<AppState, AppAction>) in
+            try? metrics.write(api.state)
+        }
+        _ = saveSnapshot
     }
 }

@@ -1,0 +1,84 @@
+extension Middlewares {
+    /// Runs a side effect only when no run of it is in progress: an action that arrives while one is running is
+    /// ignored (redux-saga's `takeLeading`, RxJS's `exhaustMap`).
+    ///
+    /// A run is in progress from the start of its synchronous call until that call returned, the task of an `async`
+    /// side effect ended, and the effects that the run started through its `api` (`api.start`, `api.run`) ended.
+    /// So a synchronous side effect that starts its work with `api.start` is in progress until that work is done.
+    /// An ignored action was still reduced: only the effect does not run for it. An action that the effect does not
+    /// accept is not counted at all.
+    ///
+    /// ```swift
+    /// let refresh = Middlewares.takeLeading(SideEffect<AppState, AppAction> { action, api in
+    ///     guard case .refreshRequested = action else { return }
+    ///     let quote = await fetchQuote(for: action)
+    ///     api.dispatch(.quoteReceived(quote))  // the refresh requests meanwhile were ignored
+    /// })
+    /// ```
+    ///
+    /// A time-based modifier inside `takeLeading` ends its run when it has taken the action in (the delayed run
+    /// itself is not awaited); put `takeLeading` inside the time-based modifier to ignore actions while the delayed
+    /// work runs.
+    public static func takeLeading<State, Action>(_ effect: SideEffect<State, Action>) -> SideEffect<State, Action> {
+        SideEffect(accepts: effect.accepts) { storeAPI in
+            let handler = effect.install(storeAPI)
+            let current = LeadingRun()
+            return { action, api in
+                guard current.tryStart() else { return }
+                let activity = RunActivity(parent: api.cancellation?.activity) { current.finish() }
+                let run = Cancellation(parent: api.runCancellation, activity: activity)
+                current.started(run)
+                handler(action, api.cancellable(by: run))
+                activity.end()
+            }
+        }
+    }
+
+    /// Runs `run` for an action only when no run is in progress; see ``takeLeading(_:)-(SideEffect<State,Action>)``.
+    public static func takeLeading<State, Action>(
+        _ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) async throws -> Void
+    ) -> SideEffect<State, Action> {
+        takeLeading(SideEffect(run))
+    }
+
+    /// Runs `run` for an action only when no run is in progress; see ``takeLeading(_:)-(SideEffect<State,Action>)``.
+    public static func takeLeading<State, Action>(
+        _ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) -> Void
+    ) -> SideEffect<State, Action> {
+        takeLeading(SideEffect(run))
+    }
+}
+
+/// Whether a run of a `takeLeading` is in progress, for one store.
+///
+/// `@unchecked Sendable`: `isRunning` and `run` are guarded by `lock`.
+private final class LeadingRun: @unchecked Sendable {
+    private let lock = Lock()
+    private var isRunning = false
+    private var run: Cancellation?
+
+    /// Starts a run unless one is in progress; returns whether it did.
+    func tryStart() -> Bool {
+        lock.withLock {
+            if isRunning { return false }
+            isRunning = true
+            return true
+        }
+    }
+
+    /// The cancellation of the run that ``tryStart()`` admitted.
+    func started(_ run: Cancellation) {
+        lock.withLock { self.run = run }
+    }
+
+    /// The run is over: the next action may start one. Its cancellation stops following the store's, so that
+    /// finished runs do not pile up there.
+    func finish() {
+        let run: Cancellation? = lock.withLock {
+            isRunning = false
+            defer { self.run = nil }
+            return self.run
+        }
+        run?.detachFromParent()
+    }
+}

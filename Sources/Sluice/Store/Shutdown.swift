@@ -1,0 +1,202 @@
+extension Store {
+    /// Stops the store gracefully: refuses new actions, runs the work that time-based modifiers owe, waits for the
+    /// running tasks up to `timeout`, then cancels what is left.
+    ///
+    /// In order, from the call on:
+    ///
+    /// 1. **New actions are refused.** ``dispatch(_:)``, ``MiddlewareAPI/dispatch(_:)`` (which returns `false`),
+    ///    scoped stores and effects: every dispatch made after the call is dropped and counted in
+    ///    ``ShutdownReport/refusedDispatches``, including the dispatches of the work that shutdown waits for. Actions
+    ///    accepted before the call (queued behind a dispatch in progress) are still processed.
+    /// 2. **Owed runs run now.** The pending trailing run of each `throttle` (with `trailing: true`), the pending
+    ///    run of each `debounce`, and the queued runs of each `delay` run at once, on the calling thread (or right
+    ///    after the run of that modifier in progress on another thread), instead of at their time.
+    /// 3. **Running tasks are awaited** up to `timeout`: the tasks of effects (``start(_:)``, `run`) and of
+    ///    `async` side effects, including those that step 2 started.
+    /// 4. **What is left is cancelled**, as when the store is freed: the tasks still running (counted in
+    ///    ``ShutdownReport/cancelledTasks``), the timers, and the state streams, which end.
+    ///
+    /// The state stays readable and subscriptions stay valid; the store just takes no more actions. Freeing a store
+    /// without calling `shutdown` keeps the old behaviour: everything is cancelled at once, owed runs are dropped.
+    ///
+    /// ```swift
+    /// let report = await store.shutdown(timeout: .seconds(5))
+    /// print("ran \(report.flushedRuns) owed runs, cancelled \(report.cancelledTasks) tasks")
+    /// ```
+    ///
+    /// Calling it again, or from several tasks at once, is safe: one call does the work, every call returns the
+    /// same report. Called from inside an effect or an `async` side effect of this store, it does not wait for its
+    /// caller (which would wait for itself until `timeout`); the caller is not counted, and its task is cancelled
+    /// with the rest when shutdown ends, after which `shutdown` returns to it normally.
+    ///
+    /// If the task that calls `shutdown` is cancelled, it stops waiting for the running tasks and cancels them.
+    ///
+    /// - Parameter timeout: How long to wait for running tasks. A negative timeout stops the program.
+    /// - Returns: What ran, what was cancelled and what was refused.
+    @discardableResult
+    public func shutdown(timeout: Duration = .seconds(10)) async -> ShutdownReport {
+        if timeout < .zero {
+            usageError("Store.shutdown: the timeout must not be negative, got \(timeout).")
+        }
+        return await core.shutdown(timeout: timeout)
+    }
+
+    /// Creates a store that reports the errors of its side effects and effects to `onEffectError`.
+    ///
+    /// The handler is called, on the failed effect's task, for an error thrown by an `async` side effect and by an
+    /// effect started with ``start(_:)`` or ``MiddlewareAPI/start(_:)`` (whose task nobody may await: its error
+    /// would vanish otherwise). An effect run with `run`, which returns its error to the caller, is not reported.
+    /// A cancellation is not an error: a `CancellationError`, or any error thrown by work that was cancelled
+    /// (superseded by `takeLatest`, cancelled by id, or stopped because the store went away or shut down), is not
+    /// reported. Each effect runs in its own task, so one that fails never stops another.
+    ///
+    /// ```swift
+    /// let store = Store<AppState, AppAction>(
+    ///     initialState: AppState(),
+    ///     reducer: appReducer,
+    ///     middleware: [],
+    ///     onEffectError: { failure in print("effect failed:", failure.error) }
+    /// )
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - initialState: The state before the first action.
+    ///   - reducer: Produces each next state.
+    ///   - middleware: The chain each action passes through; see ``init(initialState:reducer:middleware:)``.
+    ///   - onEffectError: Receives each failure.
+    @inlinable
+    public convenience init(
+        initialState: State,
+        reducer: Reducer<State, Action>,
+        middleware: [Middleware<State, Action>] = [],
+        onEffectError: @escaping @Sendable (EffectFailure) -> Void
+    ) {
+        self.init(
+            initialState: initialState,
+            reducer: reducer,
+            middleware: middleware,
+            innermost: { core in { action in core.reduceFromChain(action) } },
+            onEffectError: onEffectError
+        )
+    }
+
+    /// The number of dispatches refused since ``shutdown(timeout:)`` began.
+    public var refusedDispatchCount: Int {
+        core.refusedDispatches
+    }
+}
+
+/// What ``Store/shutdown(timeout:)`` did.
+public struct ShutdownReport: Sendable, Hashable {
+    /// The runs that time-based modifiers owed and ran at shutdown instead of at their time (trailing `throttle`
+    /// runs, `debounce` runs, queued `delay` runs).
+    public var flushedRuns: Int
+    /// The tasks of effects and `async` side effects that finished while shutdown waited for them.
+    public var finishedTasks: Int
+    /// The tasks still running at the timeout, which shutdown cancelled.
+    public var cancelledTasks: Int
+    /// The dispatches refused from the call of `shutdown` until it returned.
+    public var refusedDispatches: Int
+
+    /// Creates a report.
+    public init(flushedRuns: Int, finishedTasks: Int, cancelledTasks: Int, refusedDispatches: Int) {
+        self.flushedRuns = flushedRuns
+        self.finishedTasks = finishedTasks
+        self.cancelledTasks = cancelledTasks
+        self.refusedDispatches = refusedDispatches
+    }
+}
+
+/// An error thrown by an effect or a side effect that nobody awaited, as the store's `onEffectError` handler
+/// receives it (see ``Store/init(initialState:reducer:middleware:onEffectError:)``).
+public struct EffectFailure: Error, Sendable {
+    /// What failed.
+    public enum Source: Sendable, Hashable {
+        /// An `async` side effect, run for ``EffectFailure/action``.
+        case sideEffect
+        /// An effect started with `start`.
+        case effect
+    }
+
+    /// The error that the effect threw.
+    public let error: any Error
+    /// What failed.
+    public let source: Source
+    /// The id of the effect, if it was started with one.
+    public let id: (any Hashable & Sendable)?
+    /// The action that the side effect ran for; `nil` for an effect.
+    public let action: (any Sendable)?
+
+    /// Creates a failure.
+    public init(error: any Error, source: Source, id: (any Hashable & Sendable)? = nil, action: (any Sendable)? = nil) {
+        self.error = error
+        self.source = source
+        self.id = id
+        self.action = action
+    }
+}
+
+extension StoreCore {
+    /// The work behind ``Store/shutdown(timeout:)``.
+    func shutdown(timeout: Duration) async -> ShutdownReport {
+        switch work.takeShutdownTurn() {
+        case .perform: break
+        case .wait: return await work.awaitReport()
+        case .done(let report): return report
+        }
+        let deadline = ContinuousClock.now + timeout
+        lock.withLock { isRefusing = true }
+        let caller = work.callerToken
+        // A dispatch in progress (on another thread, perhaps the one that started this task) was accepted: let it
+        // finish, with the actions queued behind it, so that the owed runs it leaves are flushed below.
+        await waitForFreePipeline(until: deadline)
+        var flushed = work.flushTimedEffects()
+        _ = await work.waitForTasks(excluding: caller, until: deadline)
+        // Actions accepted before the call but processed since may have left owed runs again.
+        flushed += work.flushTimedEffects()
+        await work.waitForTimedEffects(until: deadline)
+        let cancelled = work.runningCount(excluding: caller)
+        let finished = work.tasksFinishedDuringShutdown
+        let refused: Int = lock.withLock {
+            isShutDown = true
+            return refusedCount
+        }
+        lifetime.cancel()
+        let report = ShutdownReport(
+            flushedRuns: flushed,
+            finishedTasks: finished,
+            cancelledTasks: cancelled,
+            refusedDispatches: refused
+        )
+        work.finishShutdown(report)
+        return report
+    }
+
+    /// Waits, polling, until no thread is dispatching on the store, or until `deadline`.
+    func waitForFreePipeline(until deadline: ContinuousClock.Instant) async {
+        while lock.withLock({ isDispatching }) && ContinuousClock.now < deadline && !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+    }
+
+    /// The number of dispatches refused since shutdown began.
+    var refusedDispatches: Int {
+        lock.withLock { refusedCount }
+    }
+
+    /// Counts a refused dispatch; called with `lock` held, returns without it.
+    @usableFromInline
+    func refuseLocked() -> Bool {
+        refusedCount += 1
+        lock.unlock()
+        return false
+    }
+}
+
+extension MiddlewareAPI {
+    /// Lets the store's shutdown run what `timed` owes.
+    @usableFromInline
+    func registerForShutdown<Machine>(_ timed: TimedEffect<Machine>) {
+        core.work.register(timed)
+    }
+}

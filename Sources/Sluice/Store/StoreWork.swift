@@ -1,0 +1,242 @@
+/// The work of a store that ``Store/shutdown(timeout:)`` settles, and where failing effects are reported.
+///
+/// - Tracked tasks: every effect's task and every `async` side effect's task registers here while it runs, with a
+///   token that it also carries in a task-local value, so that a shutdown called from inside one of them knows
+///   not to wait for its caller.
+/// - Owed runs: each time-based modifier installed in the store registers its ``TimedEffect`` (weakly), so that
+///   shutdown can run what it owes now.
+/// - The failure handler given to the store, called for errors of effects that nobody else sees.
+/// - The shutdown's progress: the first call performs it, later and concurrent calls wait for its report.
+///
+/// `@unchecked Sendable`: every mutable property is guarded by `lock`.
+final class StoreWork: @unchecked Sendable {
+    private let lock = Lock()
+    private var running: Set<UInt64> = []
+    private var nextToken: UInt64 = 0
+    private var idleWaiters: [UInt64: IdleWaiter] = [:]
+    private var cancelledWaiters: Set<UInt64> = []
+    private var timedEffects: [TimedEffectHandle] = []
+    private var failureHandler: (@Sendable (EffectFailure) -> Void)?
+    private var phase = Phase.open
+    /// Tracked tasks that ended while shutdown was waiting.
+    private var finishedDuringShutdown = 0
+
+    private struct IdleWaiter {
+        let excluded: UInt64?
+        let continuation: CheckedContinuation<Void, Never>
+    }
+
+    /// A time-based modifier, seen by shutdown without keeping it alive.
+    private struct TimedEffectHandle {
+        let flush: @Sendable () -> Int
+        let isIdle: @Sendable () -> Bool
+    }
+
+    private enum Phase {
+        case open
+        case shuttingDown(waiters: [CheckedContinuation<ShutdownReport, Never>])
+        case shutDown(ShutdownReport)
+    }
+
+    /// The tracked task that the current task runs in (or descends from), if any.
+    @TaskLocal static var current: Mark?
+
+    /// A tracked task: which store's work, which token.
+    struct Mark: Sendable {
+        let work: ObjectIdentifier
+        let token: UInt64
+    }
+
+    init() {}
+
+    // MARK: Failures
+
+    func setFailureHandler(_ handler: (@Sendable (EffectFailure) -> Void)?) {
+        lock.withLock { failureHandler = handler }
+    }
+
+    /// Reports `error` to the store's handler, unless it is a cancellation: a `CancellationError`, or any error
+    /// thrown by work that was cancelled.
+    func report(_ error: any Error, wasCancelled: Bool, makeFailure: () -> EffectFailure) {
+        if wasCancelled || error is CancellationError { return }
+        guard let handler = lock.withLock({ failureHandler }) else { return }
+        handler(makeFailure())
+    }
+
+    // MARK: Tracked tasks
+
+    /// Registers a task that is about to start; pass the token to ``track(_:_:)`` and ``end(_:)``.
+    func begin() -> UInt64 {
+        lock.withLock {
+            nextToken &+= 1
+            running.insert(nextToken)
+            return nextToken
+        }
+    }
+
+    /// Runs `body` marked as the tracked task `token`.
+    func track<T>(_ token: UInt64, _ body: () async throws -> T) async rethrows -> T {
+        try await Self.$current.withValue(Mark(work: ObjectIdentifier(self), token: token), operation: body)
+    }
+
+    /// The tracked task `token` ended.
+    func end(_ token: UInt64) {
+        let ready: [CheckedContinuation<Void, Never>] = lock.withLock {
+            guard running.remove(token) != nil else { return [] }
+            if case .shuttingDown = phase {
+                finishedDuringShutdown += 1
+            }
+            let ids = idleWaiters.filter { isIdle(excluding: $0.value.excluded) }.map(\.key)
+            return ids.compactMap { idleWaiters.removeValue(forKey: $0)?.continuation }
+        }
+        for continuation in ready {
+            continuation.resume()
+        }
+    }
+
+    /// The token of the calling task if it is a tracked task of this store.
+    var callerToken: UInt64? {
+        guard let mark = Self.current, mark.work == ObjectIdentifier(self) else { return nil }
+        return mark.token
+    }
+
+    /// The number of tracked tasks running, besides `excluded`.
+    func runningCount(excluding excluded: UInt64?) -> Int {
+        lock.withLock { running.count - (excluded.map { running.contains($0) ? 1 : 0 } ?? 0) }
+    }
+
+    private func isIdle(excluding excluded: UInt64?) -> Bool {
+        running.isEmpty || (running.count == 1 && excluded.map(running.contains) == true)
+    }
+
+    /// Waits until no tracked task besides `excluded` runs, or until `deadline`; returns whether they all ended.
+    func waitForTasks(excluding excluded: UInt64?, until deadline: ContinuousClock.Instant) async -> Bool {
+        if lock.withLock({ isIdle(excluding: excluded) }) { return true }
+        return await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await self.waitUntilIdle(excluding: excluded)
+                return true
+            }
+            group.addTask {
+                try? await Task.sleep(until: deadline, clock: .continuous)
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+    }
+
+    /// Returns when no tracked task besides `excluded` runs, or when the calling task is cancelled.
+    private func waitUntilIdle(excluding excluded: UInt64?) async {
+        let id: UInt64 = lock.withLock {
+            nextToken &+= 1
+            return nextToken
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow: Bool = lock.withLock {
+                    if isIdle(excluding: excluded) || cancelledWaiters.contains(id) { return true }
+                    idleWaiters[id] = IdleWaiter(excluded: excluded, continuation: continuation)
+                    return false
+                }
+                if resumeNow {
+                    continuation.resume()
+                }
+            }
+        } onCancel: {
+            let continuation: CheckedContinuation<Void, Never>? = lock.withLock {
+                if let waiter = idleWaiters.removeValue(forKey: id) { return waiter.continuation }
+                cancelledWaiters.insert(id)
+                return nil
+            }
+            continuation?.resume()
+        }
+        lock.withLock { _ = cancelledWaiters.remove(id) }
+    }
+
+    // MARK: Time-based modifiers
+
+    /// Lets shutdown flush `timed`, for as long as it exists.
+    func register<Machine>(_ timed: TimedEffect<Machine>) {
+        let handle = TimedEffectHandle(
+            flush: { [weak timed] in timed?.flush() ?? 0 },
+            isIdle: { [weak timed] in timed?.isIdle ?? true }
+        )
+        lock.withLock { timedEffects.append(handle) }
+    }
+
+    /// Runs what every time-based modifier of the store owes, now; returns how many runs that released.
+    func flushTimedEffects() -> Int {
+        let handles = lock.withLock { timedEffects }
+        return handles.reduce(0) { $0 + $1.flush() }
+    }
+
+    /// Waits, polling, until no time-based modifier of the store is performing runs on another thread, until
+    /// `deadline`, or until the calling task is cancelled.
+    func waitForTimedEffects(until deadline: ContinuousClock.Instant) async {
+        let handles = lock.withLock { timedEffects }
+        while !handles.allSatisfy({ $0.isIdle() }) && ContinuousClock.now < deadline && !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+    }
+
+    // MARK: Shutdown
+
+    enum ShutdownTurn {
+        /// This caller performs the shutdown.
+        case perform
+        /// Another caller performs it: wait for its report.
+        case wait
+        /// It is over.
+        case done(ShutdownReport)
+    }
+
+    func takeShutdownTurn() -> ShutdownTurn {
+        lock.withLock {
+            switch phase {
+            case .open:
+                phase = .shuttingDown(waiters: [])
+                return .perform
+            case .shuttingDown: return .wait
+            case .shutDown(let report): return .done(report)
+            }
+        }
+    }
+
+    /// Waits for the report of the shutdown that another caller performs.
+    func awaitReport() async -> ShutdownReport {
+        await withCheckedContinuation { (continuation: CheckedContinuation<ShutdownReport, Never>) in
+            let report: ShutdownReport? = lock.withLock {
+                switch phase {
+                case .open: return nil  // not reached: a caller waits only once a shutdown began
+                case .shuttingDown(var waiters):
+                    waiters.append(continuation)
+                    phase = .shuttingDown(waiters: waiters)
+                    return nil
+                case .shutDown(let report): return report
+                }
+            }
+            if let report {
+                continuation.resume(returning: report)
+            }
+        }
+    }
+
+    /// The number of tracked tasks that ended since shutdown began.
+    var tasksFinishedDuringShutdown: Int {
+        lock.withLock { finishedDuringShutdown }
+    }
+
+    /// Records the report and hands it to the callers that wait for it.
+    func finishShutdown(_ report: ShutdownReport) {
+        let waiters: [CheckedContinuation<ShutdownReport, Never>] = lock.withLock {
+            defer { phase = .shutDown(report) }
+            if case .shuttingDown(let waiters) = phase { return waiters }
+            return []
+        }
+        for waiter in waiters {
+            waiter.resume(returning: report)
+        }
+    }
+}

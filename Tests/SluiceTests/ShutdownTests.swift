@@ -1,0 +1,361 @@
+import Dispatch
+import Foundation
+import Sluice
+import SluiceTesting
+import Testing
+
+/// `store.shutdown(timeout:)`: refuses new actions, runs owed runs now, awaits running tasks up to the timeout,
+/// then cancels what is left. The rules on virtual time where time matters to the modifiers; the waiting on real
+/// tasks, with bounded waits.
+@Suite struct ShutdownTests {
+    private func store(
+        _ middleware: [Middleware<TestState, TestAction>] = []
+    ) -> Store<TestState, TestAction> {
+        Store(initialState: TestState(), reducer: testReducer, middleware: middleware)
+    }
+
+    // MARK: Refusing
+
+    @Test func dispatchesAfterShutdownAreRefusedAndCounted() async {
+        let apiBox = Locked<MiddlewareAPI<TestState, TestAction>?>(nil)
+        let store = store([
+            Middleware { api in
+                apiBox.withValue { $0 = api }
+                return { next in { action in next(action) } }
+            }
+        ])
+        store.dispatch(.increment)
+        let report = await store.shutdown(timeout: .seconds(5))
+        store.dispatch(.increment)
+        #expect(apiBox.current?.dispatch(.increment) == false)
+        #expect(store.state.count == 1)
+        #expect(report.refusedDispatches == 0)
+        #expect(store.refusedDispatchCount == 2)
+        #expect(apiBox.current?.isCancelled == true)
+    }
+
+    @Test func dispatchesOfAwaitedWorkAreRefusedToo() async {
+        let gate = AsyncGate()
+        let answers = Locked<[Bool]>([])
+        let store = store()
+        store.start { api in
+            await gate.wait()
+            answers.append(api.dispatch(.increment))
+        }
+        async let report = store.shutdown(timeout: .seconds(20))
+        // Probe until shutdown refuses (a `.noop` accepted before that changes nothing).
+        #expect(
+            await waitUntil {
+                store.dispatch(.noop)
+                return store.refusedDispatchCount == 1
+            }
+        )
+        gate.open()
+        let finished = await report
+        #expect(answers.current == [false])
+        #expect(finished.refusedDispatches == 2)
+        #expect(finished.finishedTasks == 1)
+        #expect(store.state.count == 0)
+    }
+
+    @Test func concurrentDispatchesAreEitherAcceptedOrRefusedNeverLost() async {
+        for _ in 0..<10 {
+            let apiBox = Locked<MiddlewareAPI<TestState, TestAction>?>(nil)
+            let store = store([
+                Middleware { api in
+                    apiBox.withValue { $0 = api }
+                    return { next in { action in next(action) } }
+                }
+            ])
+            let api = apiBox.current!
+            let accepted = Locked(0)
+            let started = AsyncGate()
+            let finished = AsyncGate()
+            // Threads of their own, so that no thread of the task pool blocks while they dispatch.
+            Thread.detachNewThread {
+                runOnThreads(4) { _ in
+                    started.open()
+                    for _ in 0..<500 where api.dispatch(.increment) {
+                        accepted.withValue { $0 += 1 }
+                    }
+                }
+                finished.open()
+            }
+            await started.wait()
+            let report = await store.shutdown(timeout: .seconds(5))
+            await finished.wait()
+            #expect(store.state.count == accepted.current)
+            #expect(accepted.current + store.refusedDispatchCount == 4 * 500)
+            #expect(report.refusedDispatches <= store.refusedDispatchCount)
+        }
+    }
+
+    // MARK: Owed runs (virtual time: the scheduler never advances, so only shutdown can run them)
+
+    @Test func theOwedTrailingThrottleRunRunsNowWithTheLastAction() async {
+        let harness = EffectHarness { Middlewares.throttle(.seconds(1), latest: true, on: $0, $1) }
+        for value in 1...5 {
+            harness.store.dispatch(.add(value))
+        }
+        #expect(harness.recorded == runs([(1, 0)]))
+        let report = await harness.store.shutdown(timeout: .seconds(5))
+        #expect(harness.recorded == runs([(1, 0), (5, 0)]))
+        #expect(report.flushedRuns == 1)
+        #expect(harness.scheduler.pendingWorkCount == 0)
+        harness.scheduler.advance(by: .seconds(10))
+        #expect(harness.recorded == runs([(1, 0), (5, 0)]))
+    }
+
+    @Test func thePendingDebounceRunRunsNow() async {
+        let harness = EffectHarness { Middlewares.debounce(.seconds(1), maxWait: .seconds(5), on: $0, $1) }
+        harness.play([0, 10, 20], flush: 0)
+        let report = await harness.store.shutdown(timeout: .seconds(5))
+        #expect(harness.recorded == runs([(20, 20)]))
+        #expect(report.flushedRuns == 1)
+    }
+
+    @Test func pendingDelayRunsRunNowInOrder() async {
+        let harness = EffectHarness { Middlewares.delay(.seconds(1), on: $0, $1) }
+        harness.play([0, 10, 20], flush: 0)
+        let report = await harness.store.shutdown(timeout: .seconds(5))
+        #expect(harness.recorded == runs([(0, 20), (10, 20), (20, 20)]))
+        #expect(report.flushedRuns == 3)
+    }
+
+    @Test func aRunHandedToTheSchedulerRunsNow() async {
+        let harness = EffectHarness { Middlewares.throttle(.seconds(1), runs: .onScheduler, on: $0, $1) }
+        harness.store.dispatch(.add(1))
+        #expect(harness.recorded.isEmpty)
+        _ = await harness.store.shutdown(timeout: .seconds(5))
+        #expect(harness.recorded == runs([(1, 0)]))
+        harness.scheduler.advance(by: .seconds(1))  // the handed-off drain finds nothing left
+        #expect(harness.recorded == runs([(1, 0)]))
+    }
+
+    @Test func freeingAStoreWithoutShutdownDropsOwedRuns() {
+        let scheduler = TestScheduler()
+        let ran = Locked<[Int]>([])
+        var store: Store<TestState, TestAction>? = store([
+            Middleware(
+                Middlewares.throttle(.seconds(1), latest: true, on: scheduler) { action, _ in
+                    if case .add(let value) = action { ran.append(value) }
+                }
+            )
+        ])
+        store?.dispatch(.add(1))
+        store?.dispatch(.add(2))
+        store = nil
+        scheduler.advance(by: .seconds(5))
+        #expect(ran.current == [1])
+    }
+
+    @Test func anOwedRunOnARealQueueRunsBeforeShutdownReturns() async {
+        let written = Locked<[Int]>([])
+        let store = store([
+            Middleware(
+                Middlewares.debounce(.seconds(30), maxWait: .seconds(60)) { action, _ in
+                    if case .add(let value) = action { written.append(value) }
+                }
+            )
+        ])
+        for value in 1...100 {
+            store.dispatch(.add(value))
+        }
+        let report = await store.shutdown(timeout: .seconds(5))
+        #expect(written.current == [100])
+        #expect(report.flushedRuns == 1)
+    }
+
+    @Test func anAsyncEffectStartedByAnOwedRunIsAwaited() async {
+        let finished = Locked(0)
+        let harness = EffectHarness { scheduler, _ in
+            Middlewares.debounce(
+                .seconds(1),
+                on: scheduler,
+                SideEffect<TestState, TestAction> { _, _ in
+                    try? await Task.sleep(for: .milliseconds(10))
+                    finished.withValue { $0 += 1 }
+                }
+            )
+        }
+        harness.store.dispatch(.increment)
+        let report = await harness.store.shutdown(timeout: .seconds(20))
+        #expect(finished.current == 1)
+        #expect(report.flushedRuns == 1)
+        #expect(report.finishedTasks == 1)
+        #expect(report.cancelledTasks == 0)
+    }
+
+    // MARK: Running tasks (real tasks, bounded waits)
+
+    @Test func effectsThatFinishInTimeAreAwaited() async {
+        let finished = Locked(0)
+        let store = store([
+            Middleware(
+                SideEffect<TestState, TestAction> { _, _ in
+                    try? await Task.sleep(for: .milliseconds(20))
+                    finished.withValue { $0 += 1 }
+                }
+            )
+        ])
+        store.dispatch(.increment)
+        store.dispatch(.increment)
+        store.start { _ in
+            try await Task.sleep(for: .milliseconds(30))
+            finished.withValue { $0 += 1 }
+        }
+        let clock = ContinuousClock()
+        let start = clock.now
+        let report = await store.shutdown(timeout: .seconds(30))
+        #expect(clock.now - start < .seconds(20))  // returned when the work was done, not at the timeout
+        #expect(finished.current == 3)
+        #expect(report == ShutdownReport(flushedRuns: 0, finishedTasks: 3, cancelledTasks: 0, refusedDispatches: 0))
+    }
+
+    @Test func effectsThatIgnoreCancellationAreCancelledAtTheTimeout() async throws {
+        let release = AsyncGate()
+        let sawCancellation = Locked<[Bool]>([])
+        let store = store([
+            Middleware(
+                SideEffect<TestState, TestAction> { _, _ in
+                    await release.wait()  // ignores cancellation
+                    sawCancellation.append(Task.isCancelled)
+                }
+            )
+        ])
+        store.dispatch(.increment)
+        let effect = store.start { api in
+            await release.wait()
+            sawCancellation.append(Task.isCancelled)
+            return api.isCancelled
+        }
+        let report = await store.shutdown(timeout: .milliseconds(50))
+        #expect(report.cancelledTasks == 2)
+        #expect(report.finishedTasks == 0)
+        release.open()
+        #expect(try await effect.value == true)
+        #expect(await waitUntil { sawCancellation.current.count == 2 })
+        #expect(sawCancellation.current == [true, true])
+    }
+
+    @Test func cancellingTheTaskThatCallsShutdownStopsTheWait() async {
+        let release = AsyncGate()
+        let store = store()
+        store.start { _ in await release.wait() }  // ignores cancellation
+        let caller = Task { await store.shutdown(timeout: .seconds(60)) }
+        #expect(
+            await waitUntil {
+                store.dispatch(.noop)
+                return store.refusedDispatchCount > 0
+            }
+        )
+        caller.cancel()
+        let clock = ContinuousClock()
+        let start = clock.now
+        let report = await caller.value
+        #expect(clock.now - start < .seconds(30))
+        #expect(report.cancelledTasks == 1)
+        release.open()
+    }
+
+    @Test func effectsStartedAfterShutdownStartCancelled() async {
+        let store = store()
+        _ = await store.shutdown(timeout: .zero)
+        let task = store.start { _ in try await Task.sleep(for: .seconds(60)) }
+        await #expect(throws: CancellationError.self) { try await task.value }
+    }
+
+    @Test func stateStreamsEnd() async {
+        let store = store()
+        let stream = store.states
+        let reader = Task {
+            var seen = 0
+            for await _ in stream { seen += 1 }
+            return seen
+        }
+        store.dispatch(.increment)
+        _ = await store.shutdown(timeout: .seconds(5))
+        let seen = await reader.value  // returns only because the stream ended
+        #expect(seen <= 1)
+        #expect(store.state.count == 1)  // the state stays readable
+    }
+
+    // MARK: Calling it twice, concurrently, from inside
+
+    @Test func shutdownTwiceReturnsTheSameReportAndDoesTheWorkOnce() async {
+        let harness = EffectHarness { Middlewares.throttle(.seconds(1), latest: true, on: $0, $1) }
+        harness.store.dispatch(.add(1))
+        harness.store.dispatch(.add(2))
+        let first = await harness.store.shutdown(timeout: .seconds(5))
+        let second = await harness.store.shutdown(timeout: .seconds(5))
+        #expect(first == second)
+        #expect(harness.recorded == runs([(1, 0), (2, 0)]))
+    }
+
+    @Test func shutdownFromManyTasksAtOnceDoesTheWorkOnce() async {
+        for _ in 0..<20 {
+            let harness = EffectHarness { Middlewares.throttle(.seconds(1), latest: true, on: $0, $1) }
+            harness.store.dispatch(.add(1))
+            harness.store.dispatch(.add(2))
+            let reports = await withTaskGroup(of: ShutdownReport.self) { group in
+                for _ in 0..<8 {
+                    group.addTask { await harness.store.shutdown(timeout: .seconds(5)) }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(reports.count == 8)
+            #expect(Set(reports).count == 1)
+            #expect(reports.first?.flushedRuns == 1)
+            #expect(harness.recorded == runs([(1, 0), (2, 0)]))
+        }
+    }
+
+    @Test func shutdownFromInsideAnEffectDoesNotWaitForItsCaller() async {
+        let store = store()
+        let other = AsyncGate()
+        store.start { _ in await other.wait() }
+        let clock = ContinuousClock()
+        let start = clock.now
+        let inside = store.start { _ in
+            Task {
+                try? await Task.sleep(for: .milliseconds(20))
+                other.open()
+            }
+            return await store.shutdown(timeout: .seconds(60))
+        }
+        let report = try? await inside.value
+        #expect(clock.now - start < .seconds(30))
+        #expect(report == ShutdownReport(flushedRuns: 0, finishedTasks: 1, cancelledTasks: 0, refusedDispatches: 0))
+    }
+
+    @Test func shutdownFromATaskStartedByTheDispatchingThread() async {
+        let reportBox = Locked<ShutdownReport?>(nil)
+        let harness = EffectHarness { Middlewares.throttle(.seconds(1), latest: true, on: $0, $1) }
+        let store = harness.store
+        let trigger = store.subscribe { state in
+            if state.count == 3 {
+                // The dispatch of `.add(2)` is still in progress (its throttle run comes after the subscribers):
+                // shutdown waits for it, so the owed run of 2 is not lost.
+                Task {
+                    let report = await store.shutdown(timeout: .seconds(5))
+                    reportBox.withValue { $0 = report }
+                }
+            }
+        }
+        // Holds the dispatching thread after the first subscriber, so that the shutdown task surely starts while
+        // the dispatch of `.add(2)` is in progress.
+        let slow = store.subscribe { state in
+            if state.count == 3 { usleep(50_000) }
+        }
+        // On a thread of its own, so that the task pool is free to run the shutdown task meanwhile.
+        await onThread {
+            store.dispatch(.add(1))
+            store.dispatch(.add(2))
+        }
+        #expect(await waitUntil { reportBox.current != nil })
+        trigger.cancel()
+        slow.cancel()
+        #expect(harness.recorded == runs([(1, 0), (2, 0)]))
+        #expect(reportBox.current?.flushedRuns == 1)
+    }
+}

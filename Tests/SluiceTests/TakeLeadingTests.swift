@@ -1,0 +1,115 @@
+import Dispatch
+import Sluice
+import SluiceTesting
+import Testing
+
+/// `Middlewares.takeLeading`: a new run is ignored while one is running.
+@Suite struct TakeLeadingTests {
+    @Test func anAsyncRunIgnoresTheActionsThatArriveWhileItRuns() async {
+        let gate = AsyncGate()
+        let started = Locked<[Int]>([])
+        let finished = Locked(0)
+        let effect = Middlewares.takeLeading(
+            SideEffect<TestState, TestAction> { action, _ in
+                guard case .add(let value) = action else { return }
+                started.append(value)
+                await gate.wait()
+                finished.withValue { $0 += 1 }
+            }
+        )
+        let store = Store(initialState: TestState(), reducer: testReducer, middleware: [Middleware(effect)])
+        store.dispatch(.add(1))
+        store.dispatch(.add(2))
+        store.dispatch(.add(3))
+        #expect(await waitUntil { started.current == [1] })
+        gate.open()
+        #expect(await waitUntil { finished.current == 1 })
+        // The run is over once its task ended (a moment after it counted): the next action runs.
+        #expect(await waitUntil { started.current == [1] && store.teardownHandlerCount == 0 })
+        store.dispatch(.add(4))
+        #expect(await waitUntil { finished.current == 2 })
+        #expect(started.current == [1, 4])
+        #expect(store.state.count == 1 + 2 + 3 + 4)  // the reducer saw every action
+    }
+
+    @Test func exactlyOneRunStartsWhenEightThreadsDispatchWhileItRuns() async {
+        let gate = AsyncGate()
+        let started = Locked(0)
+        let effect = Middlewares.takeLeading(
+            SideEffect<TestState, TestAction> { _, _ in
+                started.withValue { $0 += 1 }
+                await gate.wait()
+            }
+        )
+        let store = Store(initialState: TestState(), reducer: testReducer, middleware: [Middleware(effect)])
+        await onThread {
+            runOnThreads(8) { _ in
+                for _ in 0..<50 { store.dispatch(.increment) }
+            }
+        }
+        #expect(await waitUntil { started.current == 1 })
+        gate.open()
+        #expect(await waitUntil { store.runningEffectCount == 0 && store.teardownHandlerCount == 0 })
+        #expect(started.current == 1)
+        #expect(store.state.count == 400)
+    }
+
+    @Test func aSyncRunIsInProgressUntilTheEffectsItStartedEnd() async {
+        let gate = AsyncGate()
+        let ran = Locked<[Int]>([])
+        let effect = Middlewares.takeLeading(
+            SideEffect<TestState, TestAction> { action, api in
+                guard case .add(let value) = action else { return }
+                ran.append(value)
+                api.start { _ in await gate.wait() }
+            }
+        )
+        let store = Store(initialState: TestState(), reducer: testReducer, middleware: [Middleware(effect)])
+        store.dispatch(.add(1))
+        store.dispatch(.add(2))  // run 1's effect is still running: ignored
+        #expect(ran.current == [1])
+        gate.open()
+        #expect(await waitUntil { store.runningEffectCount == 0 && store.teardownHandlerCount == 0 })
+        store.dispatch(.add(3))
+        #expect(ran.current == [1, 3])
+    }
+
+    @Test func aSyncRunWithoutWorkEndsWithItsCall() {
+        let ran = Locked<[Int]>([])
+        let effect = Middlewares.takeLeading(
+            Middlewares.filter(
+                { (action: TestAction) in if case .add = action { true } else { false } },
+                SideEffect<TestState, TestAction> { action, _ in
+                    if case .add(let value) = action { ran.append(value) }
+                }
+            )
+        )
+        let store = Store(initialState: TestState(), reducer: testReducer, middleware: [Middleware(effect)])
+        store.dispatch(.increment)
+        store.dispatch(.add(1))
+        store.dispatch(.add(2))
+        #expect(ran.current == [1, 2])
+        #expect(store.teardownHandlerCount == 0)  // finished runs do not pile up in the store
+    }
+
+    @Test func freeingTheStoreCancelsTheRunningRun() async {
+        let cancelled = Locked(false)
+        var store: Store<TestState, TestAction>? = Store(
+            initialState: TestState(),
+            reducer: testReducer,
+            middleware: [
+                Middleware(
+                    Middlewares.takeLeading(
+                        SideEffect<TestState, TestAction> { _, _ in
+                            await waitUntilCancelled()
+                            cancelled.withValue { $0 = true }
+                        }
+                    )
+                )
+            ]
+        )
+        store?.dispatch(.increment)
+        store = nil
+        #expect(await waitUntil { cancelled.current })
+    }
+}
