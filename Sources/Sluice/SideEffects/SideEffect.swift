@@ -69,9 +69,12 @@ public struct SideEffect<State: Sendable, Action: Sendable>: Sendable {
                     let cancellation = api.runCancellation
                     let task = TaskHandle()
                     guard let key = cancellation.onCancel({ task.cancel() }) else { return }
+                    let running = api.core.sideEffectTasks
+                    running.increment()
                     task.start {
                         await run(action, api)
                         cancellation.removeHandler(key)
+                        running.decrement()
                     }
                 }
             }

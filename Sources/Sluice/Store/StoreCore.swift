@@ -73,6 +73,8 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     let observation = StoreObservation()
     /// The running effects of the store, by id.
     let effects = EffectRegistry()
+    /// The tasks of asynchronous side effects that are running (for the test store).
+    let sideEffectTasks = RunningTaskCount()
 
     @usableFromInline
     struct Subscriber: Sendable {
