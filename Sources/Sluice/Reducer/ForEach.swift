@@ -23,6 +23,8 @@ extension Reducer {
     ///   - reducer: The reducer of one element.
     ///   - ifMissing: Called with each action whose key is not in the dictionary; by default,
     ///     ``UnmatchedChildAction/debugReport``.
+    ///   - fileID: The file of the call, reported with unmatched actions.
+    ///   - line: The line of the call, reported with unmatched actions.
     @inlinable
     public static func forEach<Key: Hashable & Sendable, Element, ElementAction>(
         _ keyPath: any WritableKeyPath<State, [Key: Element]> & Sendable,
@@ -64,7 +66,7 @@ extension Reducer {
     /// addresses.
     ///
     /// The element is found by a linear search of the ids (an array has no index by id; keep a dictionary by id
-    /// with ``forEach(_:action:element:ifMissing:fileID:line:)-(_,_,Reducer<Element,ElementAction>,_,_,_)`` for
+    /// with ``forEach(_:action:element:ifMissing:fileID:line:)-(WritableKeyPath<State,[Key:Element]>Sendable,_,_,_,_,_)`` for
     /// large collections) and changed in place: neither the array nor the element is copied.
     ///
     /// ```swift
@@ -83,6 +85,8 @@ extension Reducer {
     ///   - reducer: The reducer of one element.
     ///   - ifMissing: Called with each action whose id no element has; by default,
     ///     ``UnmatchedChildAction/debugReport``.
+    ///   - fileID: The file of the call, reported with unmatched actions.
+    ///   - line: The line of the call, reported with unmatched actions.
     @inlinable
     public static func forEach<Element: Identifiable & Sendable, ElementAction>(
         _ keyPath: any WritableKeyPath<State, [Element]> & Sendable,

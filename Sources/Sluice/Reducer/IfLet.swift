@@ -20,6 +20,8 @@ extension Reducer {
     ///   - reducer: The reducer of the unwrapped part.
     ///   - ifMissing: Called with each action for the part while it is `nil`; by default,
     ///     ``UnmatchedChildAction/debugReport``.
+    ///   - fileID: The file of the call, reported with unmatched actions.
+    ///   - line: The line of the call, reported with unmatched actions.
     @inlinable
     public static func ifLet<Child, ChildAction>(
         _ keyPath: any WritableKeyPath<State, Child?> & Sendable,

@@ -1,7 +1,7 @@
 /// An action that a child reducer could not apply: the element it addresses is missing, or the optional part of
 /// the state it is for is `nil`.
 ///
-/// ``Reducer/forEach(_:action:element:ifMissing:fileID:line:)-(_,_,Reducer<Element,ElementAction>,_,_,_)`` and
+/// ``Reducer/forEach(_:action:element:ifMissing:fileID:line:)-(WritableKeyPath<State,[Key:Element]>Sendable,_,_,_,_,_)`` and
 /// ``Reducer/ifLet(_:action:then:ifMissing:fileID:line:)`` never crash on such an action: the state is left as it
 /// is and the action is reported to their `ifMissing` handler. The default handler,
 /// ``UnmatchedChildAction/debugReport``, writes one line to standard error in a debug build and does nothing in a
