@@ -412,4 +412,47 @@ func issues(_ body: () async -> Void) async -> [TestStoreIssueRecorder.Issue] {
             ]
         )
     }
+
+    @Test func offAsyncReceiveWaitsForTheNamedAction() async {
+        let noteThenSaveLater = SideEffect<Cart, CartAction> {
+            (action: CartAction, api: MiddlewareAPI<Cart, CartAction>) async in
+            guard action == .save else { return }
+            api.dispatch(.note("saving"))
+            await Task.yield()
+            api.dispatch(.saved(api.state.count))
+        }
+        let recorded = await issues {
+            let store = TestStore(
+                initialState: Cart(),
+                reducer: cartReducer,
+                middleware: [Middleware(noteThenSaveLater)],
+                exhaustivity: .off
+            )
+            store.send(.save)
+            await store.receive(.saved(0), timeout: .seconds(10)) { $0.saved = 0 }
+            #expect(store.state.note == "saving")
+            await store.finish()
+        }
+        #expect(recorded.isEmpty)
+    }
+
+    @Test func skipReceivedActionsDropsThemAndListsThemWhenAsked() async {
+        let recorded = await issues {
+            let store = TestStore(initialState: Cart(), reducer: cartReducer, middleware: [Middleware(noteThenSave)])
+            store.send(.save)
+            store.skipReceivedActions()
+            await store.finish()  // nothing left to assert
+            let showing = TestStore(
+                initialState: Cart(),
+                reducer: cartReducer,
+                middleware: [Middleware(noteThenSave)],
+                exhaustivity: .off(showSkipped: true)
+            )
+            showing.send(.save)
+            showing.skipReceivedActions()
+            await showing.finish()
+        }
+        #expect(recorded.map(\.message) == ["Skipped 2 received actions:\n  note(Optional(\"saving\"))\n  saved(0)"])
+        #expect(recorded.allSatisfy { $0.isWarning })
+    }
 }
