@@ -455,4 +455,46 @@ func issues(_ body: () async -> Void) async -> [TestStoreIssueRecorder.Issue] {
         #expect(recorded.map(\.message) == ["Skipped 2 received actions:\n  note(Optional(\"saving\"))\n  saved(0)"])
         #expect(recorded.allSatisfy { $0.isWarning })
     }
+
+    struct Line: Equatable, Sendable {
+        var sku: String
+        var count: Int
+    }
+
+    enum Status: Equatable, Sendable {
+        case open
+        case shipped(at: Int)
+    }
+
+    struct Shipment: Equatable, Sendable {
+        struct Address: Equatable, Sendable {
+            var city = "Lyon"
+        }
+
+        var address = Address()
+        var lines = [Line(sku: "a", count: 1), Line(sku: "b", count: 2)]
+        var status = Status.open
+    }
+
+    @Test func differencesNameNestedFieldsElementsAndEnums() async {
+        let ship = Reducer<Shipment, Int>(mutating: { shipment, day in
+            shipment.address.city = "Paris"
+            shipment.lines[1].count = 3
+            shipment.status = .shipped(at: day)
+        })
+        let recorded = await issues {
+            let store = TestStore(initialState: Shipment(), reducer: ship)
+            store.send(4) { $0.status = .shipped(at: 5) }
+        }
+        #expect(
+            recorded.map(\.message) == [
+                """
+                The state after send(4) does not match the expected changes:
+                  address.city: expected "Lyon", actual "Paris"
+                  lines[1].count: expected 2, actual 3
+                  status: expected shipped(at: 5), actual shipped(at: 4)
+                """
+            ]
+        )
+    }
 }
