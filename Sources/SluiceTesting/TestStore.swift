@@ -69,7 +69,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
 
     deinit {
         if !isFinished {
-            checkExhaustion(at: site, when: "the test store was released")
+            checkExhaustion(at: site, when: "When the test store was released")
         }
     }
 
@@ -229,7 +229,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
             try? await Task.sleep(for: .milliseconds(1))
         }
         isFinished = true
-        checkExhaustion(at: site, when: "finish()")
+        checkExhaustion(at: site, when: "At finish()")
     }
 
     // MARK: - Implementation
@@ -338,7 +338,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
         }
         for entry in log.removeAll() {
             reportIssue(
-                "At \(moment): the store received \(Self.describe(entry.action)), which was not asserted "
+                "\(moment): the store received \(Self.describe(entry.action)), which was not asserted "
                     + "(assert it with receive(_:)).",
                 at: site,
                 severity: severity
@@ -347,7 +347,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
         let (effects, sideEffects) = runningTaskCounts
         for index in 0..<effects {
             reportIssue(
-                "At \(moment): an effect is still running (\(index + 1) of \(effects)); "
+                "\(moment): an effect is still running (\(index + 1) of \(effects)); "
                     + "await it or cancel it before the test ends.",
                 at: site,
                 severity: severity
@@ -355,7 +355,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
         }
         for index in 0..<sideEffects {
             reportIssue(
-                "At \(moment): a side-effect task is still running (\(index + 1) of \(sideEffects)); "
+                "\(moment): a side-effect task is still running (\(index + 1) of \(sideEffects)); "
                     + "let it finish or cancel it before the test ends.",
                 at: site,
                 severity: severity
@@ -365,7 +365,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
             let pending = scheduler.pendingWorkCount
             for index in 0..<pending {
                 reportIssue(
-                    "At \(moment): work is still pending on test scheduler \(number + 1) (\(index + 1) of "
+                    "\(moment): work is still pending on test scheduler \(number + 1) (\(index + 1) of "
                         + "\(pending)); advance the scheduler or cancel the work.",
                     at: site,
                     severity: severity

@@ -303,7 +303,7 @@ func issues(_ body: () async -> Void) async -> [TestStoreIssueRecorder.Issue] {
             recorded == [
                 TestStoreIssueRecorder.Issue(
                     message:
-                        "At the test store was released: the store received saved(0), which was not asserted (assert it with receive(_:)).",
+                        "When the test store was released: the store received saved(0), which was not asserted (assert it with receive(_:)).",
                     isWarning: false,
                     line: line
                 )
