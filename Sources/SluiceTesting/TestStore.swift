@@ -24,7 +24,8 @@ internal import Testing
 ///   without waiting.
 ///
 /// A mismatch fails the current test (Swift Testing's `Issue.record`) at the line of the call, with the
-/// differing fields: `count: expected 2, actual 1`. With ``exhaustivity`` set to ``Exhaustivity/off``, a test
+/// differing fields: `count: expected 2, actual 1`. Outside a Swift Testing test (an XCTest case, say) the failure
+/// is also written to standard error; it is not reported to XCTest. With ``exhaustivity`` set to ``Exhaustivity/off``, a test
 /// asserts only what it names (see ``Exhaustivity``).
 ///
 /// A test store is meant for one test: use it from that test's task, not from several tasks at once.
@@ -190,7 +191,8 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
         await receiveWaiting(isMatching, "an action matching the predicate", timeout, updateExpected, at: site)
     }
 
-    /// Drops the received actions not yet asserted (``Exhaustivity/off(showSkipped:)`` with `true` lists them).
+    /// Drops the received actions not yet asserted, without a failure (``Exhaustivity/off(showSkipped:)`` with
+    /// `true` lists them as a warning).
     public func skipReceivedActions(
         fileID: String = #fileID,
         filePath: String = #filePath,
