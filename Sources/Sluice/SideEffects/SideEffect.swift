@@ -78,6 +78,8 @@ public struct SideEffect<State: Sendable, Action: Sendable>: Sendable {
                     activity?.begin()
                     let work = api.core.work
                     let token = work.begin()
+                    let running = api.core.sideEffectTasks
+                    running.increment()
                     task.start {
                         do {
                             try await work.track(token) { try await run(action, api) }
@@ -89,6 +91,7 @@ public struct SideEffect<State: Sendable, Action: Sendable>: Sendable {
                         cancellation.removeHandler(key)
                         activity?.endTask()
                         work.end(token)
+                        running.decrement()
                     }
                 }
             }

@@ -91,6 +91,8 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     var isShutDown = false
     /// The tasks, owed runs and failure handler that shutdown and the error channel need.
     let work = StoreWork()
+    /// The tasks of asynchronous side effects that are running (for the test store).
+    let sideEffectTasks = RunningTaskCount()
 
     @usableFromInline
     struct Subscriber: Sendable {

@@ -112,7 +112,7 @@ struct DocSnippetExtractor {
             while code.first?.isEmpty == true { code.removeFirst() }
             while code.last?.isEmpty == true { code.removeLast() }
             code += declared.map { "_ = \($0)" }
-            code += tests.map { "\($0)()" }
+            code += tests
             if block.ownScope {
                 body.append("do {")
                 body += code.map(indented)
@@ -160,14 +160,17 @@ struct DocSnippetExtractor {
         return nil
     }
 
-    /// `name` for `@Test func name() {` at the top level of a block: a test without parameters, which the
-    /// generated code calls after the block, so that running `snippets()` runs the document's tests.
+    /// The call `name()` (`await name()` for an `async` test, `try` for a throwing one) for `@Test func name() {`
+    /// at the top level of a block: a test without parameters, which the generated code calls after the block, so
+    /// that running `snippets()` runs the document's tests.
     static func testFunction(_ line: String) -> String? {
         guard line.hasPrefix("@Test"), let function = line.range(of: "func ") else { return nil }
         let rest = line[function.upperBound...]
         let name = rest.prefix { $0.isLetter || $0.isNumber || $0 == "_" }
         guard !name.isEmpty, rest.dropFirst(name.count).hasPrefix("()") else { return nil }
-        return String(name)
+        let effects = rest.dropFirst(name.count + 2)
+        let call = (effects.contains("throws") ? "try " : "") + (effects.contains("async") ? "await " : "")
+        return call + name + "()"
     }
 
     /// `func name() {` for `@Test func name() {` at the top level of a block.

@@ -153,5 +153,50 @@ enum READMESnippets {
             #expect(reports.values == [42])
         }
         reportIsDebounced()
+
+        // README.md:386
+        do {
+            struct Quote: Equatable, Sendable {
+                var symbol = ""
+                var price: Int?
+                var isLoading = false
+            }
+
+            enum QuoteAction: Equatable, Sendable {
+                case request(String)
+                case received(Int)
+            }
+
+            let quoteReducer = Reducer<Quote, QuoteAction>(mutating: { quote, action in
+                switch action {
+                case .request(let symbol):
+                    quote.symbol = symbol
+                    quote.isLoading = true
+                case .received(let price):
+                    quote.price = price
+                    quote.isLoading = false
+                }
+            })
+
+            func aRequestedQuoteArrives() async {
+                let price: @Sendable (String) async -> Int = { _ in 42 }  // the quote service, faked
+                let fetch = SideEffect<Quote, QuoteAction> { (action: QuoteAction, api: MiddlewareAPI<Quote, QuoteAction>) async in
+                    guard case .request(let symbol) = action else { return }
+                    api.dispatch(.received(await price(symbol)))
+                }
+                let store = TestStore(initialState: Quote(), reducer: quoteReducer, middleware: [Middleware(fetch)])
+                store.send(.request("ACME")) {
+                    $0.symbol = "ACME"
+                    $0.isLoading = true
+                }
+                await store.receive(.received(42), timeout: .seconds(5)) {
+                    $0.price = 42
+                    $0.isLoading = false
+                }
+                await store.finish()
+            }
+            _ = quoteReducer
+            await aRequestedQuoteArrives()
+        }
     }
 }

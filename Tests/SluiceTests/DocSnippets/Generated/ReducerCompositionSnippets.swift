@@ -10,7 +10,7 @@ import Testing
 /// The Swift blocks of Sources/Sluice/Sluice.docc/ReducerComposition.md, in order (compiled; run only where a test calls `snippets()`).
 enum ReducerCompositionSnippets {
     static func snippets() async throws {
-        // Sources/Sluice/Sluice.docc/ReducerComposition.md:20
+        // Sources/Sluice/Sluice.docc/ReducerComposition.md:24
         struct OrdersState: Sendable {
             var pending: [Int] = []
             var shipped = 0
@@ -41,7 +41,7 @@ enum ReducerCompositionSnippets {
             case inventory(InventoryAction)
         }
 
-        // Sources/Sluice/Sluice.docc/ReducerComposition.md:54
+        // Sources/Sluice/Sluice.docc/ReducerComposition.md:58
         let ordersReducer = Reducer<OrdersState, OrdersAction>(mutating: { state, action in
             switch action {
             case .place(let id, _): state.pending.append(id)
@@ -60,7 +60,7 @@ enum ReducerCompositionSnippets {
         _ = ordersReducer
         _ = inventoryReducer
 
-        // Sources/Sluice/Sluice.docc/ReducerComposition.md:77
+        // Sources/Sluice/Sluice.docc/ReducerComposition.md:81
         let appReducer: Reducer<AppState, AppAction> = combineReducers(
             withKey(\AppState.orders, action: { action in
                 if case .orders(let local) = action { local } else { nil }
@@ -78,7 +78,7 @@ enum ReducerCompositionSnippets {
         _ = appReducer
         _ = store
 
-        // Sources/Sluice/Sluice.docc/ReducerComposition.md:107
+        // Sources/Sluice/Sluice.docc/ReducerComposition.md:111
         struct Ping: Sendable {}
 
         let pings = Reducer<Int, any Sendable>(mutating: { count, action in
@@ -91,14 +91,95 @@ enum ReducerCompositionSnippets {
         _ = app
         _ = reduxStore
 
-        // Sources/Sluice/Sluice.docc/ReducerComposition.md:154
+        // Sources/Sluice/Sluice.docc/ReducerComposition.md:127
+        struct Order: Sendable, Identifiable {
+            let id: Int
+            var quantity = 0
+        }
+
+        enum OrderAction: Sendable {
+            case add(Int)
+        }
+
+        let orderReducer = Reducer<Order, OrderAction>(mutating: { order, action in
+            switch action {
+            case .add(let count): order.quantity += count
+            }
+        })
+
+        struct ImportJob: Sendable {
+            var rows = 0
+        }
+
+        enum ImportAction: Sendable {
+            case imported(rows: Int)
+        }
+
+        let importReducer = Reducer<ImportJob, ImportAction>(mutating: { job, action in
+            switch action {
+            case .imported(let rows): job.rows += rows
+            }
+        })
+
+        struct ShopState: Sendable {
+            var ordersByID: [Int: Order] = [1: Order(id: 1), 2: Order(id: 2)]
+            var recent: [Order] = [Order(id: 7)]
+            var currentImport: ImportJob?
+        }
+
+        enum ShopAction: Sendable {
+            case order(id: Int, OrderAction)
+            case recent(id: Int, OrderAction)
+            case importJob(ImportAction)
+            case startImport
+        }
+        _ = orderReducer
+        _ = importReducer
+
+        // Sources/Sluice/Sluice.docc/ReducerComposition.md:174
+        let shopReducer: Reducer<ShopState, ShopAction> = combineReducers(
+            .forEach(\.ordersByID, action: { action in
+                if case .order(let id, let local) = action { (id, local) } else { nil }
+            }, element: orderReducer),
+            .forEach(\.recent, action: { action in
+                if case .recent(let id, let local) = action { (id, local) } else { nil }
+            }, element: orderReducer),
+            .ifLet(\.currentImport, action: { action in
+                if case .importJob(let local) = action { local } else { nil }
+            }, then: importReducer, ifMissing: UnmatchedChildAction.ignore),
+            Reducer(mutating: { state, action in
+                if case .startImport = action { state.currentImport = ImportJob() }
+            })
+        )
+
+        let shop = Store<ShopState, ShopAction>(initialState: ShopState(), reducer: shopReducer)
+        shop.dispatch(.order(id: 1, .add(2)))  // ordersByID[1]?.quantity == 2, order 2 untouched
+        shop.dispatch(.recent(id: 7, .add(1)))  // recent[0].quantity == 1
+        shop.dispatch(.importJob(.imported(rows: 5)))  // currentImport is nil: ignored
+        shop.dispatch(.startImport)
+        shop.dispatch(.importJob(.imported(rows: 5)))  // currentImport?.rows == 5
+        _ = shopReducer
+        _ = shop
+
+        // Sources/Sluice/Sluice.docc/ReducerComposition.md:210
+        let report: @Sendable (UnmatchedChildAction) -> Void = { unmatched in
+            // unmatched.reason == .missingElement, unmatched.key as? Int == 9, plus the action and the call's file and line
+            _ = unmatched.description
+        }
+        let strictOrders: Reducer<ShopState, ShopAction> = .forEach(\.ordersByID, action: { action in
+            if case .order(let id, let local) = action { (id, local) } else { nil }
+        }, element: orderReducer, ifMissing: report)
+        _ = report
+        _ = strictOrders
+
+        // Sources/Sluice/Sluice.docc/ReducerComposition.md:256
         func placingAnOrderMakesItPending() {
             let next = ordersReducer(OrdersState(), .place(id: 1, sku: "apple"))
             #expect(next.pending == [1])
         }
         placingAnOrderMakesItPending()
 
-        // Sources/Sluice/Sluice.docc/ReducerComposition.md:163
+        // Sources/Sluice/Sluice.docc/ReducerComposition.md:265
         var state = AppState()
         for action: AppAction in [.orders(.place(id: 1, sku: "apple")), .orders(.ship(id: 1))] {
             appReducer.reduce(into: &state, action)

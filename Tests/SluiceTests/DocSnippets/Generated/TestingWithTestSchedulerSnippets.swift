@@ -133,5 +133,49 @@ enum TestingWithTestSchedulerSnippets {
             #expect(searches.values == ["sl"])
         }
         aLateSearchRunsOnceWithTheLastText()
+
+        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:225
+        do {
+            struct Query: Equatable, Sendable {
+                var text = ""
+                var results: [String] = []
+            }
+
+            enum QueryAction: Equatable, Sendable {
+                case type(String)
+                case found([String])
+            }
+
+            let queryReducer = Reducer<Query, QueryAction>(mutating: { state, action in
+                switch action {
+                case .type(let text): state.text = text
+                case .found(let results): state.results = results
+                }
+            })
+
+            func typingSearchesOnceItIsQuiet() async {
+                let scheduler = TestScheduler()
+                let search = Middlewares.debounce(.milliseconds(300), on: scheduler) {
+                    (action: QueryAction, api: MiddlewareAPI<Query, QueryAction>) in
+                    if case .type(let text) = action { api.dispatch(.found([text + "1", text + "2"])) }
+                }
+                let store = TestStore(
+                    initialState: Query(),
+                    reducer: queryReducer,
+                    middleware: [Middleware(search)],
+                    schedulers: [scheduler]
+                )
+                store.send(.type("s")) { $0.text = "s" }
+                store.send(.type("sl")) { $0.text = "sl" }
+                scheduler.advance(by: .milliseconds(300))
+                store.receive(.found(["sl1", "sl2"])) { $0.results = ["sl1", "sl2"] }
+                // `.found` passed through the debounce too and started a quiet period of its own: without this line,
+                // finish() fails for the timer still pending on the scheduler.
+                scheduler.advance(by: .milliseconds(300))
+                await store.finish()
+            }
+            _ = queryReducer
+            await typingSearchesOnceItIsQuiet()
+        }
     }
 }

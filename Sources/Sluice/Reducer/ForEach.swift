@@ -1,0 +1,125 @@
+extension Reducer {
+    /// Runs a reducer of one element of a dictionary, for the element that an action addresses by key.
+    ///
+    /// `toElement` extracts the key and the element's action from a parent action, or returns `nil` to skip. The
+    /// element is changed in place, inside the dictionary, inside the state: neither the dictionary nor the
+    /// element is copied, so updating one entry costs about the same in a dictionary of a million entries as in
+    /// one of a thousand.
+    ///
+    /// ```swift
+    /// struct AppState { var orders: [Int: Order] = [:] }
+    /// enum AppAction { case order(id: Int, OrderAction) }
+    /// let orders: Reducer<AppState, AppAction> = .forEach(\.orders, action: { action in
+    ///     if case .order(let id, let local) = action { (id, local) } else { nil }
+    /// }, element: orderReducer)
+    /// ```
+    ///
+    /// An action for a key that is not in the dictionary changes nothing and is reported to `ifMissing` (see
+    /// ``UnmatchedChildAction``).
+    ///
+    /// - Parameters:
+    ///   - keyPath: Where the dictionary lives in the state.
+    ///   - toElement: Returns the key and the element's action for a parent action, or `nil` to skip.
+    ///   - reducer: The reducer of one element.
+    ///   - ifMissing: Called with each action whose key is not in the dictionary; by default,
+    ///     ``UnmatchedChildAction/debugReport``.
+    ///   - fileID: The file of the call, reported with unmatched actions.
+    ///   - line: The line of the call, reported with unmatched actions.
+    @inlinable
+    public static func forEach<Key: Hashable & Sendable, Element, ElementAction>(
+        _ keyPath: any WritableKeyPath<State, [Key: Element]> & Sendable,
+        action toElement: @escaping @Sendable (Action) -> (Key, ElementAction)?,
+        element reducer: Reducer<Element, ElementAction>,
+        ifMissing: @escaping @Sendable (UnmatchedChildAction) -> Void = UnmatchedChildAction.debugReport,
+        fileID: StaticString = #fileID,
+        line: UInt = #line
+    ) -> Reducer where Action: Sendable {
+        let reduce = reducer.reduce
+        let part = KeyPathWriter(keyPath)
+        let site = (fileID: "\(fileID)", line: Int(line))
+        return Reducer(mutating: { state, action in
+            guard let (key, local) = toElement(action) else { return }
+            var found = true
+            part.modify(&state) { elements in
+                // `values[index]` yields the element in place; `elements[key]?` would move it out and back.
+                guard let index = elements.index(forKey: key) else {
+                    found = false
+                    return
+                }
+                reduce(&elements.values[index], local)
+            }
+            if !found {
+                ifMissing(
+                    UnmatchedChildAction(
+                        reason: .missingElement,
+                        key: key,
+                        action: action,
+                        fileID: site.fileID,
+                        line: site.line
+                    )
+                )
+            }
+        })
+    }
+
+    /// Runs a reducer of one element of an array of `Identifiable` elements, for the element whose `id` an action
+    /// addresses.
+    ///
+    /// The element is found by a linear search of the ids (an array has no index by id; keep a dictionary by id
+    /// with ``forEach(_:action:element:ifMissing:fileID:line:)-(WritableKeyPath<State,[Key:Element]>Sendable,_,_,_,_,_)`` for
+    /// large collections) and changed in place: neither the array nor the element is copied.
+    ///
+    /// ```swift
+    /// struct AppState { var todos: [Todo] = [] }  // Todo: Identifiable
+    /// let todos: Reducer<AppState, AppAction> = .forEach(\.todos, action: { action in
+    ///     if case .todo(let id, let local) = action { (id, local) } else { nil }
+    /// }, element: todoReducer)
+    /// ```
+    ///
+    /// An action for an id that no element has changes nothing and is reported to `ifMissing`; if several
+    /// elements share the id, the first one is changed.
+    ///
+    /// - Parameters:
+    ///   - keyPath: Where the array lives in the state.
+    ///   - toElement: Returns the element's id and action for a parent action, or `nil` to skip.
+    ///   - reducer: The reducer of one element.
+    ///   - ifMissing: Called with each action whose id no element has; by default,
+    ///     ``UnmatchedChildAction/debugReport``.
+    ///   - fileID: The file of the call, reported with unmatched actions.
+    ///   - line: The line of the call, reported with unmatched actions.
+    @inlinable
+    public static func forEach<Element: Identifiable & Sendable, ElementAction>(
+        _ keyPath: any WritableKeyPath<State, [Element]> & Sendable,
+        action toElement: @escaping @Sendable (Action) -> (Element.ID, ElementAction)?,
+        element reducer: Reducer<Element, ElementAction>,
+        ifMissing: @escaping @Sendable (UnmatchedChildAction) -> Void = UnmatchedChildAction.debugReport,
+        fileID: StaticString = #fileID,
+        line: UInt = #line
+    ) -> Reducer where Action: Sendable, Element.ID: Sendable {
+        let reduce = reducer.reduce
+        let part = KeyPathWriter(keyPath)
+        let site = (fileID: "\(fileID)", line: Int(line))
+        return Reducer(mutating: { state, action in
+            guard let (id, local) = toElement(action) else { return }
+            var found = true
+            part.modify(&state) { elements in
+                guard let index = elements.firstIndex(where: { $0.id == id }) else {
+                    found = false
+                    return
+                }
+                reduce(&elements[index], local)
+            }
+            if !found {
+                ifMissing(
+                    UnmatchedChildAction(
+                        reason: .missingElement,
+                        key: id,
+                        action: action,
+                        fileID: site.fileID,
+                        line: site.line
+                    )
+                )
+            }
+        })
+    }
+}

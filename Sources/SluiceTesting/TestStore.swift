@@ -1,0 +1,408 @@
+public import Sluice
+internal import Testing
+
+/// A store for tests that proves every change of the state and every action that the store's own work dispatched.
+///
+/// A test store drives a real ``Sluice/Store`` with your reducer and middleware (nothing of the pipeline is
+/// mocked); a recording middleware, placed first, sees every action. Each step of a test says what it expects:
+///
+/// ```swift
+/// let store = TestStore(initialState: Counter(), reducer: counterReducer, middleware: [Middleware(reload)])
+/// store.send(.increment) { $0.count = 1 }          // the state after = the state before + these changes
+/// await store.receive(.reloaded(1), timeout: .seconds(1)) { $0.saved = 1 }  // dispatched by the side effect
+/// await store.finish()                             // nothing left unasserted, running or pending
+/// ```
+///
+/// - ``send(_:assert:fileID:filePath:line:column:)`` dispatches an action; the state after it must equal the state
+///   before it with exactly the changes that the closure makes (no closure: no change).
+/// - ``receive(_:assert:fileID:filePath:line:column:)`` asserts the next action that middleware, side effects or
+///   effects dispatched, in order, with its state change; the `timeout:` form waits for one dispatched from async
+///   work. A predicate form serves actions that are not `Equatable`.
+/// - ``finish(timeout:fileID:filePath:line:column:)`` waits for running tasks, then fails for each received action
+///   not asserted, each effect or side-effect task still running and each unit of work still pending on the
+///   ``TestScheduler``s given to the initializer. Releasing a test store that was not finished checks the same,
+///   without waiting.
+///
+/// A mismatch fails the current test (Swift Testing's `Issue.record`) at the line of the call, with the
+/// differing fields: `count: expected 2, actual 1`. Outside a Swift Testing test (an XCTest case, say) the failure
+/// is also written to standard error; it is not reported to XCTest. With ``exhaustivity`` set to ``Exhaustivity/off``, a test
+/// asserts only what it names (see ``Exhaustivity``).
+///
+/// A test store is meant for one test: use it from that test's task, not from several tasks at once.
+public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
+    /// The real store under test; use it to run effects (`store.store.run { ... }`) or read what the test store does
+    /// not assert.
+    public let store: Store<State, Action>
+    /// How strictly the test store asserts; may be changed between steps.
+    public var exhaustivity: Exhaustivity
+    private let log: ActionLog<State, Action>
+    private let schedulers: [TestScheduler]
+    private let site: CallSite
+    private var isFinished = false
+
+    /// Creates a test store around a real store.
+    ///
+    /// - Parameters:
+    ///   - initialState: The state before the first action.
+    ///   - reducer: The reducer under test.
+    ///   - middleware: The middleware under test, in the order a ``Sluice/Store`` takes it.
+    ///   - schedulers: The test schedulers that the middleware uses; ``finish(timeout:fileID:filePath:line:column:)``
+    ///     fails for work still pending on them.
+    ///   - exhaustivity: How strictly to assert; ``Exhaustivity/on`` by default.
+    public init(
+        initialState: State,
+        reducer: Reducer<State, Action>,
+        middleware: [Middleware<State, Action>] = [],
+        schedulers: [TestScheduler] = [],
+        exhaustivity: Exhaustivity = .on,
+        fileID: String = #fileID,
+        filePath: String = #filePath,
+        line: Int = #line,
+        column: Int = #column
+    ) {
+        let log = ActionLog<State, Action>()
+        self.log = log
+        self.store = Store(initialState: initialState, reducer: reducer, middleware: [log.middleware] + middleware)
+        self.schedulers = schedulers
+        self.exhaustivity = exhaustivity
+        self.site = CallSite(fileID: fileID, filePath: filePath, line: line, column: column)
+    }
+
+    deinit {
+        if !isFinished {
+            checkExhaustion(at: site, when: "When the test store was released")
+        }
+    }
+
+    /// The current state of the store.
+    public var state: State {
+        store.state
+    }
+
+    /// Dispatches an action and asserts how it changed the state.
+    ///
+    /// The state after the action must equal the state before it with exactly the changes that `updateExpected`
+    /// makes; without a closure, the action must not change the state. With ``Exhaustivity/on``, actions received
+    /// and not yet asserted fail the test here (assert them first with ``receive(_:assert:fileID:filePath:line:column:)``).
+    ///
+    /// ```swift
+    /// store.send(.add(3)) { $0.total = 3 }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - action: The action to dispatch.
+    ///   - updateExpected: Makes the expected changes to the state from before the action.
+    public func send(
+        _ action: Action,
+        assert updateExpected: ((inout State) -> Void)? = nil,
+        fileID: String = #fileID,
+        filePath: String = #filePath,
+        line: Int = #line,
+        column: Int = #column
+    ) {
+        let site = CallSite(fileID: fileID, filePath: filePath, line: line, column: column)
+        let unasserted = log.removeAll()
+        if !unasserted.isEmpty {
+            let list = unasserted.map { "  " + Self.describe($0.action) }.joined(separator: "\n")
+            let message =
+                "send(\(Self.describe(action))): \(Self.count(unasserted.count, "received action")) "
+                + "must be asserted before sending an action:\n\(list)"
+            reportSkipped(message, at: site)
+        }
+        log.beginSend()
+        store.dispatch(action)
+        guard let entry = log.endSend() else {
+            reportIssue("send(\(Self.describe(action))): the store did not process the action.", at: site)
+            return
+        }
+        assertChange(of: entry, by: "send(\(Self.describe(action)))", updateExpected, at: site)
+    }
+
+    /// Asserts that the next action that the store's own work dispatched is `expected`, and how it changed the
+    /// state.
+    ///
+    /// With ``Exhaustivity/on`` the next received action must be `expected`. With ``Exhaustivity/off`` the received
+    /// actions before the first one equal to `expected` are skipped.
+    ///
+    /// - Parameters:
+    ///   - expected: The action.
+    ///   - updateExpected: Makes the expected changes to the state from before the action.
+    public func receive(
+        _ expected: Action,
+        assert updateExpected: ((inout State) -> Void)? = nil,
+        fileID: String = #fileID,
+        filePath: String = #filePath,
+        line: Int = #line,
+        column: Int = #column
+    ) where Action: Equatable {
+        let site = CallSite(fileID: fileID, filePath: filePath, line: line, column: column)
+        receiveNow({ $0 == expected }, Self.describe(expected), updateExpected, at: site, waited: nil)
+    }
+
+    /// Asserts that the next action that the store's own work dispatched matches `isMatching`, and how it changed
+    /// the state; for actions that are not `Equatable`.
+    ///
+    /// ```swift
+    /// store.receive({ if case .loaded = $0 { true } else { false } }) { $0.isLoading = false }
+    /// ```
+    public func receive(
+        _ isMatching: (Action) -> Bool,
+        assert updateExpected: ((inout State) -> Void)? = nil,
+        fileID: String = #fileID,
+        filePath: String = #filePath,
+        line: Int = #line,
+        column: Int = #column
+    ) {
+        let site = CallSite(fileID: fileID, filePath: filePath, line: line, column: column)
+        receiveNow(isMatching, "an action matching the predicate", updateExpected, at: site, waited: nil)
+    }
+
+    /// Waits up to `timeout` for an action dispatched from async work (a side effect's or an effect's task), then
+    /// asserts it as ``receive(_:assert:fileID:filePath:line:column:)`` does.
+    ///
+    /// ```swift
+    /// await store.receive(.loaded(42), timeout: .seconds(1)) { $0.price = 42 }
+    /// ```
+    public func receive(
+        _ expected: Action,
+        timeout: Duration,
+        assert updateExpected: ((inout State) -> Void)? = nil,
+        fileID: String = #fileID,
+        filePath: String = #filePath,
+        line: Int = #line,
+        column: Int = #column
+    ) async where Action: Equatable {
+        let site = CallSite(fileID: fileID, filePath: filePath, line: line, column: column)
+        await receiveWaiting({ $0 == expected }, Self.describe(expected), timeout, updateExpected, at: site)
+    }
+
+    /// Waits up to `timeout` for an action that matches `isMatching`, dispatched from async work, then asserts it
+    /// as ``receive(_:assert:fileID:filePath:line:column:)-(Action,_,_,_,_,_)`` does.
+    public func receive(
+        _ isMatching: (Action) -> Bool,
+        timeout: Duration,
+        assert updateExpected: ((inout State) -> Void)? = nil,
+        fileID: String = #fileID,
+        filePath: String = #filePath,
+        line: Int = #line,
+        column: Int = #column
+    ) async {
+        let site = CallSite(fileID: fileID, filePath: filePath, line: line, column: column)
+        await receiveWaiting(isMatching, "an action matching the predicate", timeout, updateExpected, at: site)
+    }
+
+    /// Drops the received actions not yet asserted, without a failure (``Exhaustivity/off(showSkipped:)`` with
+    /// `true` lists them as a warning).
+    public func skipReceivedActions(
+        fileID: String = #fileID,
+        filePath: String = #filePath,
+        line: Int = #line,
+        column: Int = #column
+    ) {
+        let skipped = log.removeAll()
+        if case .off(showSkipped: true) = exhaustivity, !skipped.isEmpty {
+            let site = CallSite(fileID: fileID, filePath: filePath, line: line, column: column)
+            let list = skipped.map { "  " + Self.describe($0.action) }.joined(separator: "\n")
+            reportIssue(
+                "Skipped \(Self.count(skipped.count, "received action")):\n\(list)",
+                at: site,
+                severity: .warning
+            )
+        }
+    }
+
+    /// Ends the test: waits up to `timeout` for the effects and side-effect tasks of the store to finish, then fails
+    /// for each received action not asserted, each task still running and each unit of work still pending on a
+    /// test scheduler.
+    ///
+    /// With ``Exhaustivity/off`` nothing fails (``Exhaustivity/off(showSkipped:)`` with `true` lists what was
+    /// left as warnings).
+    public func finish(
+        timeout: Duration = .seconds(1),
+        fileID: String = #fileID,
+        filePath: String = #filePath,
+        line: Int = #line,
+        column: Int = #column
+    ) async {
+        let site = CallSite(fileID: fileID, filePath: filePath, line: line, column: column)
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: timeout)
+        while runningTaskCounts.effects + runningTaskCounts.sideEffects > 0, clock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        isFinished = true
+        checkExhaustion(at: site, when: "At finish()")
+    }
+
+    // MARK: - Implementation
+
+    private var runningTaskCounts: (effects: Int, sideEffects: Int) {
+        (store.runningEffectCount, store.runningSideEffectTaskCount)
+    }
+
+    private func receiveWaiting(
+        _ isMatching: (Action) -> Bool,
+        _ description: String,
+        _ timeout: Duration,
+        _ updateExpected: ((inout State) -> Void)?,
+        at site: CallSite
+    ) async {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: timeout)
+        while clock.now < deadline {
+            let pending = log.pending
+            let decided: Bool
+            switch exhaustivity {
+            case .on: decided = !pending.isEmpty
+            case .off: decided = pending.contains { isMatching($0.action) }
+            }
+            if decided { break }
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        receiveNow(isMatching, description, updateExpected, at: site, waited: timeout)
+    }
+
+    private func receiveNow(
+        _ isMatching: (Action) -> Bool,
+        _ description: String,
+        _ updateExpected: ((inout State) -> Void)?,
+        at site: CallSite,
+        waited timeout: Duration?
+    ) {
+        let within = timeout.map { " within \($0)" } ?? ""
+        switch exhaustivity {
+        case .on:
+            guard let entry = log.removeFirst() else {
+                reportIssue("Expected to receive \(description)\(within), but received no action.", at: site)
+                return
+            }
+            guard isMatching(entry.action) else {
+                reportIssue(
+                    "Received \(Self.describe(entry.action)), but expected to receive \(description).",
+                    at: site
+                )
+                return
+            }
+            assertChange(of: entry, by: "receive(\(Self.describe(entry.action)))", updateExpected, at: site)
+        case .off(let showSkipped):
+            guard let (skipped, entry) = log.removeThroughFirst(where: isMatching) else {
+                let received = log.pending.map { "  " + Self.describe($0.action) }
+                let list =
+                    received.isEmpty ? " No action was received." : " Received:\n" + received.joined(separator: "\n")
+                reportIssue("Expected to receive \(description)\(within), but it was not received.\(list)", at: site)
+                return
+            }
+            if showSkipped, !skipped.isEmpty {
+                let list = skipped.map { "  " + Self.describe($0.action) }.joined(separator: "\n")
+                reportIssue(
+                    "Skipped \(Self.count(skipped.count, "received action")) before \(Self.describe(entry.action)):\n\(list)",
+                    at: site,
+                    severity: .warning
+                )
+            }
+            assertChange(of: entry, by: "receive(\(Self.describe(entry.action)))", updateExpected, at: site)
+        }
+    }
+
+    /// Compares the state after an action with the expected one: exhaustively, the state before it with the
+    /// expected changes; otherwise, the state after it with the expected changes applied once more (so only the
+    /// fields that the closure sets are checked).
+    private func assertChange(
+        of entry: ActionLog<State, Action>.Entry,
+        by step: String,
+        _ updateExpected: ((inout State) -> Void)?,
+        at site: CallSite
+    ) {
+        var expected: State
+        switch exhaustivity {
+        case .on: expected = entry.before
+        case .off: expected = entry.after
+        }
+        updateExpected?(&expected)
+        guard expected != entry.after else { return }
+        let lines = StateDifference(expected: expected, actual: entry.after).lines
+        let header =
+            updateExpected == nil
+            ? "\(step) changed the state, but no change was expected:"
+            : "The state after \(step) does not match the expected changes:"
+        reportIssue(header + "\n" + lines.map { "  " + $0 }.joined(separator: "\n"), at: site)
+    }
+
+    /// Reports what was left at the end of a test: as failures when exhaustive, as warnings with
+    /// `.off(showSkipped: true)`, not at all with `.off`.
+    private func checkExhaustion(at site: CallSite, when moment: String) {
+        let severity: Issue.Severity
+        switch exhaustivity {
+        case .on: severity = .error
+        case .off(showSkipped: true): severity = .warning
+        case .off(showSkipped: false):
+            return
+        }
+        for entry in log.removeAll() {
+            reportIssue(
+                "\(moment): the store received \(Self.describe(entry.action)), which was not asserted "
+                    + "(assert it with receive(_:)).",
+                at: site,
+                severity: severity
+            )
+        }
+        let (effects, sideEffects) = runningTaskCounts
+        for index in 0..<effects {
+            reportIssue(
+                "\(moment): an effect is still running (\(index + 1) of \(effects)); "
+                    + "await it or cancel it before the test ends.",
+                at: site,
+                severity: severity
+            )
+        }
+        for index in 0..<sideEffects {
+            reportIssue(
+                "\(moment): a side-effect task is still running (\(index + 1) of \(sideEffects)); "
+                    + "let it finish or cancel it before the test ends.",
+                at: site,
+                severity: severity
+            )
+        }
+        for (number, scheduler) in schedulers.enumerated() {
+            let pending = scheduler.pendingWorkCount
+            for index in 0..<pending {
+                reportIssue(
+                    "\(moment): work is still pending on test scheduler \(number + 1) (\(index + 1) of "
+                        + "\(pending)); advance the scheduler or cancel the work.",
+                    at: site,
+                    severity: severity
+                )
+            }
+        }
+    }
+
+    private func reportSkipped(_ message: String, at site: CallSite) {
+        switch exhaustivity {
+        case .on: reportIssue(message, at: site)
+        case .off(showSkipped: true): reportIssue(message, at: site, severity: .warning)
+        case .off(showSkipped: false): break
+        }
+    }
+
+    static func describe(_ action: Action) -> String {
+        StateDifference.describe(action)
+    }
+
+    static func count(_ count: Int, _ noun: String) -> String {
+        count == 1 ? "1 \(noun)" : "\(count) \(noun)s"
+    }
+}
+
+/// How strictly a ``TestStore`` asserts.
+public enum Exhaustivity: Sendable, Equatable {
+    /// Every state change is asserted in full, every received action is asserted in order, and nothing may be left
+    /// running or pending at the end.
+    case on
+    /// Only what a test names is asserted: a `send` or `receive` closure checks the fields it sets, `receive`
+    /// skips the received actions before the one it names, and `finish` accepts what is left. With `showSkipped`,
+    /// what was skipped is reported as warnings.
+    case off(showSkipped: Bool)
+
+    /// Non-exhaustive, without listing what was skipped.
+    public static let off = Exhaustivity.off(showSkipped: false)
+}
