@@ -348,6 +348,14 @@ public struct JournalRecovery: Sendable, Equatable {
     public var replayedActions: Int
     /// The sequence number of the last recovered action; the store continues after it.
     public var lastSequence: UInt64
+
+    /// Creates a report.
+    public init(snapshotSequence: UInt64, skippedSnapshots: [UInt64], replayedActions: Int, lastSequence: UInt64) {
+        self.snapshotSequence = snapshotSequence
+        self.skippedSnapshots = skippedSnapshots
+        self.replayedActions = replayedActions
+        self.lastSequence = lastSequence
+    }
 }
 
 /// The `.groupCommit` actions of one type waiting for the writer: encoding them is the writer's work, not
