@@ -27,6 +27,8 @@ public final class FileJournalStorage: JournalStorage, @unchecked Sendable {
     public let directory: String
     /// The size in bytes after which appends go to a new segment file.
     public let segmentSize: Int
+    /// How long ``acquire()`` waits for a held lock before it refuses.
+    public let lockWait: Duration
 
     private let lock = Lock()
     private var lockDescriptor: Int32 = -1
@@ -48,9 +50,12 @@ public final class FileJournalStorage: JournalStorage, @unchecked Sendable {
     /// - Parameters:
     ///   - directory: The journal's directory.
     ///   - segmentSize: The size after which a new segment file starts; 64 MiB by default.
-    public init(directory: String, segmentSize: Int = 64 << 20) {
+    ///   - lockWait: How long opening waits for a lock that is held: a lock given up a moment ago can still be
+    ///     held by a process forked at that moment, until it calls exec.
+    public init(directory: String, segmentSize: Int = 64 << 20, lockWait: Duration = .milliseconds(500)) {
         self.directory = directory
         self.segmentSize = segmentSize
+        self.lockWait = lockWait
     }
 
     deinit {
@@ -66,9 +71,17 @@ public final class FileJournalStorage: JournalStorage, @unchecked Sendable {
             let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
             guard descriptor >= 0 else { throw .io(operation: "open", path: path, errno: errno) }
             // flock locks belong to the open file description: a second open of the same file, in this process or
-            // in another, is refused as well.
-            if flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            // in another, is refused as well. A process that this one forks holds a copy of every descriptor until
+            // it calls exec (which closes them, O_CLOEXEC), so a lock given up just then is still held for a moment:
+            // wait up to `lockWait` before refusing.
+            let deadline = ContinuousClock.now + lockWait
+            while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
                 let error = errno
+                if error == EINTR { continue }
+                if error == EWOULDBLOCK && ContinuousClock.now < deadline {
+                    usleep(1000)
+                    continue
+                }
                 closeDescriptor(descriptor)
                 if error == EWOULDBLOCK { throw .locked(directory: directory) }
                 throw .io(operation: "flock", path: path, errno: error)
