@@ -33,6 +33,9 @@ public final class Journal: @unchecked Sendable {
     /// Where the records and snapshots are kept.
     public let storage: any JournalStorage
 
+    /// With `.groupCommit`, a dispatch waits for the writer while this many actions are pending.
+    static let pendingLimit = 65_536
+
     private let onError: @Sendable (JournalError) -> Void
     private let stateLock = Lock()
     private let ioLock = Lock()
@@ -133,7 +136,8 @@ public final class Journal: @unchecked Sendable {
     /// Runs the writer of `.groupCommit`: writes the pending actions in batches, one `fsync` per batch, until
     /// the task is cancelled; then writes what is pending and returns.
     ///
-    /// The journal is usable while `run()` runs; without it, `.groupCommit` actions are reduced but never written.
+    /// The journal is usable while `run()` runs. Without it, `.groupCommit` actions are reduced but not written,
+    /// and once 65,536 actions are pending a dispatch waits for the writer (backpressure, also while it runs).
     /// Call it once, inside a task group or as a service of a service group.
     ///
     /// - Throws: The error that stopped the journal.
@@ -192,7 +196,10 @@ public final class Journal: @unchecked Sendable {
     public func close() {
         try? flush(sync: true)
         let shouldClose = stateLock.withLock {
-            defer { isClosed = true }
+            defer {
+                isClosed = true
+                stateLock.broadcast()
+            }
             return !isClosed
         }
         if shouldClose {
@@ -236,6 +243,11 @@ public final class Journal: @unchecked Sendable {
     ) -> Bool {
         if case .groupCommit = durability {
             let wasEmpty: Bool? = stateLock.withLock {
+                // Backpressure: a writer that falls behind slows the dispatches down instead of letting the
+                // pending actions grow without bound.
+                while buffer.actions.count >= Self.pendingLimit && failure == nil && !isClosed {
+                    stateLock.wait()
+                }
                 if failure != nil { return nil }
                 let wasEmpty = buffer.actions.isEmpty
                 if wasEmpty { buffer.first = nextSequence }
@@ -289,7 +301,8 @@ public final class Journal: @unchecked Sendable {
     private func flush(sync: Bool) throws(JournalError) {
         try ioLock.withLock { () throws(JournalError) in
             let (batch, failure, written) = stateLock.withLock {
-                (pending?.takeActions(), self.failure, nextSequence - 1)
+                defer { stateLock.broadcast() }
+                return (pending?.takeActions(), self.failure, nextSequence - 1)
             }
             if let failure { throw failure }
             do throws(JournalError) {
@@ -326,6 +339,7 @@ public final class Journal: @unchecked Sendable {
                 return (false, [(sequence: UInt64, continuation: CheckedContinuation<JournalError?, Never>)]())
             }
             failure = error
+            stateLock.broadcast()
             defer { waiters = [] }
             return (true, waiters)
         }
