@@ -27,8 +27,6 @@ public enum JournalError: Error, Equatable, Sendable, CustomStringConvertible {
     case undecodable(sequence: UInt64, description: String)
     /// An action or a state could not be encoded.
     case unencodable(description: String)
-    /// The journal stopped after an earlier failure; `reason` describes it.
-    case stopped(reason: String)
 
     public var description: String {
         switch self {
@@ -48,8 +46,6 @@ public enum JournalError: Error, Equatable, Sendable, CustomStringConvertible {
             "cannot decode the journal entry at sequence \(sequence): \(description)"
         case .unencodable(let description):
             "cannot encode for the journal: \(description)"
-        case .stopped(let reason):
-            "the journal stopped after an earlier failure: \(reason)"
         }
     }
 }

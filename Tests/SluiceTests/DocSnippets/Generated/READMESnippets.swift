@@ -66,7 +66,22 @@ enum READMESnippets {
         store.cancel(id: "poll")
         _ = total
 
-        // README.md:196
+        // README.md:194
+        do {
+            let journal = try Journal(directory: dataDirectory)
+            let store = try Store<Counter, CounterAction>(
+                recoveringFrom: journal,
+                durability: .everyAction,  // or .groupCommit(interval:) with journal.run(), or .none
+                initialState: Counter(),
+                reducer: counterReducer
+            )
+            store.dispatch(.add(1))  // written and fsynced before the reducer ran
+            try journal.snapshot(store)
+            _ = journal
+            _ = store
+        }
+
+        // README.md:222
         do {
             let report = Middlewares.throttle(.seconds(1)) { (action: AppAction, api: MiddlewareAPI<AppState, AppAction>) in
                 print("count is", api.state.count)  // at most once a second, however many actions arrive
@@ -76,7 +91,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:227
+        // README.md:253
         do {
             let store = Store<AppState, AppAction>(
                 initialState: AppState(),
@@ -86,7 +101,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:267
+        // README.md:293
         func addAddsTheAmount() {
             let next = counter(AppState(), .add(41))
             #expect(next.count == 41)
@@ -94,7 +109,7 @@ enum READMESnippets {
         }
         addAddsTheAmount()
 
-        // README.md:279
+        // README.md:305
         func everyActionIsLogged() {
             let lines = Recorder<String>()  // a small lock-guarded array of your test support code
             let store = Store<AppState, AppAction>(
@@ -108,7 +123,7 @@ enum READMESnippets {
         }
         everyActionIsLogged()
 
-        // README.md:298
+        // README.md:324
         func reportIsDebounced() {
             let scheduler = TestScheduler()
             let reports = Recorder<Int>()
