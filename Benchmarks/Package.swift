@@ -27,6 +27,12 @@ let package = Package(
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // Not a benchmark: times the recovery of a large journal once (see its main.swift).
+        .executableTarget(
+            name: "JournalRecoveryTime",
+            dependencies: [.product(name: "Sluice", package: sluicePackage)],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         // Not a benchmark: a plain executable to count the instructions of a dispatch with valgrind's callgrind.
         .executableTarget(
             name: "DispatchProfile",

@@ -24,6 +24,41 @@ func journalDirectory(_ name: String) -> String {
 /// The number of actions in the journal that the recovery benchmarks replay.
 let recordedActions = 100_000
 
+/// A store whose only middleware records each action with `.groupCommit`; its writer runs for the rest of the
+/// process, as it would in a service.
+func makeGroupCommitStore() throws -> Store<Counter, Int> {
+    let journal = try Journal(directory: journalDirectory("group-commit"))
+    Task.detached { try await journal.run() }
+    return Store(
+        initialState: Counter(),
+        reducer: counterReducer,
+        middleware: [Middlewares.journal(journal, durability: .groupCommit(interval: .milliseconds(1)))]
+    )
+}
+
+/// Writes `recordedActions` actions to a new journal and returns its directory.
+func writeReplayJournal() throws -> String {
+    let directory = journalDirectory("replay")
+    let journal = try Journal(directory: directory)
+    let store = try Store<Tally, Int>(
+        recoveringFrom: journal,
+        durability: .none,
+        initialState: Tally(),
+        reducer: tallyReducer
+    )
+    for _ in 0..<recordedActions {
+        store.dispatch(1)
+    }
+    journal.close()
+    return directory
+}
+
+/// The same actions as the journal holds, JSON-encoded, in memory.
+func encodedActions() throws -> [Data] {
+    let encoder = JSONEncoder()
+    return try (0..<recordedActions).map { _ in try encoder.encode(1) }
+}
+
 let benchmarks: @Sendable () -> Void = {
     Benchmark("Dispatch-no-journal", configuration: .perDispatch) { benchmark, store in
         for _ in benchmark.scaledIterations {
@@ -46,14 +81,7 @@ let benchmarks: @Sendable () -> Void = {
             store.dispatch(1)
         }
     } setup: {
-        let journal = try Journal(directory: journalDirectory("group-commit"))
-        // The writer runs for the rest of the process, as it would in a service.
-        Task.detached { try await journal.run() }
-        return Store(
-            initialState: Counter(),
-            reducer: counterReducer,
-            middleware: [Middlewares.journal(journal, durability: .groupCommit(interval: .milliseconds(1)))]
-        )
+        try makeGroupCommitStore()
     }
 
     let replay = Benchmark.Configuration(
@@ -72,19 +100,7 @@ let benchmarks: @Sendable () -> Void = {
             blackHole(state)
         }
     } setup: {
-        let directory = journalDirectory("replay")
-        let journal = try Journal(directory: directory)
-        let store = try Store<Tally, Int>(
-            recoveringFrom: journal,
-            durability: .none,
-            initialState: Tally(),
-            reducer: tallyReducer
-        )
-        for _ in 0..<recordedActions {
-            store.dispatch(1)
-        }
-        journal.close()
-        return directory
+        try writeReplayJournal()
     }
 
     Benchmark("Decode-and-reduce-100K", configuration: replay) { benchmark, payloads in
@@ -97,7 +113,6 @@ let benchmarks: @Sendable () -> Void = {
             blackHole(state)
         }
     } setup: {
-        let encoder = JSONEncoder()
-        return try (0..<recordedActions).map { _ in try encoder.encode(1) }
+        try encodedActions()
     }
 }
