@@ -183,6 +183,34 @@ import Testing
         }
     }
 
+    @Test func aSubscriberCanSnapshotEverySoManyActions() async throws {
+        try await withTemporaryDirectory { directory in
+            let journal = try Journal(directory: directory)
+            let store = try Store<LedgerState, LedgerAction>(
+                recoveringFrom: journal,
+                durability: .groupCommit(interval: .zero),
+                initialState: LedgerState(),
+                reducer: ledgerReducer
+            )
+            let covered = Locked<[UInt64]>([])
+            let subscription = store.subscribe { [unowned store] state in
+                if state.count % 4 == 0 {
+                    covered.append((try? journal.snapshot(store)) ?? 0)
+                }
+            }
+            for value in values { store.dispatch(.add(value)) }
+            subscription.cancel()
+            #expect(covered.current == [4, 8])
+            journal.close()
+            let recovered = try recoverLedger(from: directory)
+            #expect(recovered.state == ledger(after: values))
+            #expect(
+                recovered.recovery
+                    == JournalRecovery(snapshotSequence: 8, skippedSnapshots: [], replayedActions: 2, lastSequence: 10)
+            )
+        }
+    }
+
     @Test func groupCommitRecordsTheReducersOrderUnderConcurrency() async throws {
         try await withTemporaryDirectory { directory in
             let journal = try Journal(directory: directory)

@@ -54,6 +54,8 @@ public final class Journal: @unchecked Sendable {
     private var isRunning = false
     private var isClosed = false
     private var recoveryReport: JournalRecovery?
+    /// The thread that holds `gate`, if any.
+    private var gateOwner = ThreadID.none
 
     /// Opens the journal in a local directory (created if missing), with ``FileJournalStorage``.
     ///
@@ -163,8 +165,8 @@ public final class Journal: @unchecked Sendable {
     /// The state and its sequence number are read together, between two actions. The snapshot is written
     /// atomically (temporary file, `fsync`, rename, `fsync` of the directory); two snapshots are kept, so that a
     /// damaged newest one falls back to the one before, and the segments that only hold actions older than the
-    /// older kept snapshot are removed. Call it from outside the store's dispatch (not from a subscriber or a
-    /// middleware of this store).
+    /// older kept snapshot are removed. It may be called from any thread, also from a subscriber of the store
+    /// (to snapshot every so many actions, say).
     ///
     /// - Parameters:
     ///   - store: The store whose state to save; it must journal to this journal.
@@ -175,7 +177,11 @@ public final class Journal: @unchecked Sendable {
         _ store: Store<State, Action>,
         reducerVersion: Int = 0
     ) throws(JournalError) -> UInt64 {
-        let (state, sequence) = gate.withLock { (store.state, lastSequence) }
+        // From a subscriber (or a middleware before the journal's) of this store, this thread holds the gate:
+        // the state then is the one after the action with the last sequence number.
+        let insideDispatch = stateLock.withLock { gateOwner == .current }
+        let (state, sequence) =
+            insideDispatch ? (store.state, lastSequence) : gate.withLock { (store.state, lastSequence) }
         let payload = try JournalCoder().encode(state)
         try flush(sync: true)
         try ioLock.withLock { () throws(JournalError) in
@@ -284,7 +290,13 @@ public final class Journal: @unchecked Sendable {
 
     /// Holds the gate while the middleware records and reduces one action.
     func withGate<T>(_ body: () -> T) -> T {
-        gate.withLock(body)
+        gate.lock()
+        stateLock.withLock { gateOwner = .current }
+        defer {
+            stateLock.withLock { gateOwner = .none }
+            gate.unlock()
+        }
+        return body()
     }
 
     /// Records that recovery replayed the log, so that the middleware may attach.
