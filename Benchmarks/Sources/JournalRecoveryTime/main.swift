@@ -54,6 +54,7 @@ print("wrote \(count) actions in \(seconds(since: start)) s")
 
 start = DispatchTime.now().uptimeNanoseconds
 let journal = try Journal(directory: directory)
+print("opened the journal (lock, scan of the last segment) in \(seconds(since: start)) s")
 let (state, recovery) = try Store<Tally, TallyAction>.recover(from: journal, initialState: Tally(), reducer: reducer)
 let recoverySeconds = seconds(since: start)
 journal.close()

@@ -28,7 +28,15 @@ struct JournalCoder {
         sequence: UInt64
     ) throws(JournalError) -> Value {
         do {
-            return try decoder.decode(type, from: Data(bytes))
+            // No copy: the bytes outlive the call (they are the journal's read buffer), and the decoder does not
+            // keep the data.
+            guard let base = bytes.baseAddress else { return try decoder.decode(type, from: Data()) }
+            let data = Data(
+                bytesNoCopy: UnsafeMutableRawPointer(mutating: base),
+                count: bytes.count,
+                deallocator: .none
+            )
+            return try decoder.decode(type, from: data)
         } catch {
             throw .undecodable(sequence: sequence, description: "\(error)")
         }
