@@ -38,6 +38,8 @@ public final class FileJournalStorage: JournalStorage, @unchecked Sendable {
     private var segmentLength = 0
     private var segmentHasRecords = false
     private var last: UInt64 = 0
+    /// Whether the segment has data that was not synced yet.
+    private var needsSync = false
 
     static let segmentMagic: [UInt8] = Array("SLUICEJ1".utf8)
     static let snapshotMagic: [UInt8] = Array("SLUICES1".utf8)
@@ -240,13 +242,15 @@ public final class FileJournalStorage: JournalStorage, @unchecked Sendable {
             }
             segmentLength += bytes.count
             segmentHasRecords = true
+            needsSync = true
             last = expected - 1
         }
     }
 
     public func sync() throws(JournalError) {
         try lock.withLock { () throws(JournalError) in
-            guard segmentDescriptor >= 0 else { return }
+            // Nothing written since the last sync (a journal opened only to be read, say): no system call.
+            guard segmentDescriptor >= 0, needsSync else { return }
             #if canImport(Darwin)
             let result = fsync(segmentDescriptor)
             #else
@@ -256,6 +260,7 @@ public final class FileJournalStorage: JournalStorage, @unchecked Sendable {
             if result != 0 {
                 throw .io(operation: "fsync", path: directory + "/" + segmentName, errno: errno)
             }
+            needsSync = false
         }
     }
 
@@ -313,7 +318,10 @@ public final class FileJournalStorage: JournalStorage, @unchecked Sendable {
 
     private func closeSegment() {
         if segmentDescriptor >= 0 {
-            _ = fsync(segmentDescriptor)
+            if needsSync {
+                _ = fsync(segmentDescriptor)
+                needsSync = false
+            }
             closeDescriptor(segmentDescriptor)
             segmentDescriptor = -1
         }

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 extension Store where State: Codable, Action: Codable {
     /// Rebuilds a store from its journal, then records to that journal.
     ///
@@ -59,6 +65,7 @@ extension Store where State: Codable, Action: Codable {
     ) throws(JournalError) -> (state: State, recovery: JournalRecovery) {
         let storage = journal.storage
         let coder = JournalCoder()
+        var scratch = Data()
         var state = initialState
         var covered: UInt64 = 0
         var skipped: [UInt64] = []
@@ -70,7 +77,7 @@ extension Store where State: Codable, Action: Codable {
                     continue
                 }
                 state = try withBytes(snapshot.payload) { bytes throws(JournalError) in
-                    try coder.decode(State.self, from: bytes, sequence: sequence)
+                    try coder.decode(State.self, from: bytes, scratch: &scratch, sequence: sequence)
                 }
                 covered = sequence
                 break
@@ -82,7 +89,7 @@ extension Store where State: Codable, Action: Codable {
         var last = covered
         let reduce = reducer.reduce
         try storage.readRecords(after: covered) { sequence, payload throws(JournalError) in
-            let action = try coder.decode(Action.self, from: payload, sequence: sequence)
+            let action = try coder.decode(Action.self, from: payload, scratch: &scratch, sequence: sequence)
             reduce(&state, action)
             replayed += 1
             last = sequence
