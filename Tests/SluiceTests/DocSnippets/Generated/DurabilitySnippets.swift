@@ -31,7 +31,7 @@ enum DurabilitySnippets {
         _ = journal
         _ = store
 
-        // Sources/Sluice/Sluice.docc/Durability.md:71
+        // Sources/Sluice/Sluice.docc/Durability.md:73
         try journal.snapshot(store, reducerVersion: 1)
     }
 }
