@@ -239,6 +239,45 @@ import Testing
         }
     }
 
+    @Test func groupCommitHoldsADispatchBackWhileTheWriterIsBehind() async throws {
+        try await withTemporaryDirectory { directory in
+            let journal = try Journal(directory: directory)
+            let store = try Store<LedgerState, LedgerAction>(
+                recoveringFrom: journal,
+                durability: .groupCommit(interval: .zero),
+                initialState: LedgerState(),
+                reducer: ledgerReducer
+            )
+            let limit = 65_536
+            let finished = Locked(false)
+            let producer = Thread {
+                for value in 0...limit { store.dispatch(.add(value % 10)) }
+                finished.withValue { $0 = true }
+            }
+            producer.start()
+            // No writer yet: the producer records `limit` actions, then waits in its next dispatch.
+            let deadline = ContinuousClock.now + .seconds(60)
+            while journal.lastSequence < UInt64(limit) && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(1))
+            }
+            #expect(journal.lastSequence == UInt64(limit))
+            #expect(!finished.current)
+            #expect(store.state.count == limit)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await journal.run() }
+                while !finished.current && ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(1))
+                }
+                try await journal.durable(through: UInt64(limit + 1))
+                group.cancelAll()
+            }
+            #expect(finished.current)
+            #expect(store.state.count == limit + 1)
+            journal.close()
+            #expect(try recoverLedger(from: directory).state == ledger(after: (0...limit).map { $0 % 10 }))
+        }
+    }
+
     @Test func noneWritesWithoutSyncAndDurableSyncs() async throws {
         try await withTemporaryDirectory { directory in
             let journal = try Journal(directory: directory)

@@ -199,6 +199,9 @@ public final class Journal: @unchecked Sendable {
     }
 
     /// Writes what is pending, syncs, and gives up the log (releases the directory's lock).
+    ///
+    /// Close a journal before releasing it: releasing it also gives up the log, but `.groupCommit` actions that
+    /// the writer had not written yet are then lost. Later `.groupCommit` dispatches are reduced and not written.
     public func close() {
         try? flush(sync: true)
         let shouldClose = stateLock.withLock {
