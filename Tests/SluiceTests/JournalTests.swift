@@ -278,6 +278,29 @@ import Testing
         }
     }
 
+    @Test func dispatchDurableInReturnsOnceTheActionIsSynced() async throws {
+        try await withTemporaryDirectory { directory in
+            let journal = try Journal(directory: directory)
+            let store = try Store<LedgerState, LedgerAction>(
+                recoveringFrom: journal,
+                durability: .groupCommit(interval: .milliseconds(5)),
+                initialState: LedgerState(),
+                reducer: ledgerReducer
+            )
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await journal.run() }
+                for value in values {
+                    try await store.dispatch(.add(value), durableIn: journal)
+                    #expect(journal.durableThrough == journal.lastSequence)
+                }
+                group.cancelAll()
+            }
+            #expect(journal.durableThrough == 10)
+            journal.close()
+            #expect(try recoverLedger(from: directory).state == ledger(after: values))
+        }
+    }
+
     @Test func noneWritesWithoutSyncAndDurableSyncs() async throws {
         try await withTemporaryDirectory { directory in
             let journal = try Journal(directory: directory)

@@ -22,8 +22,10 @@ enum DurabilitySnippets {
 
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await journal.run() }  // the group-commit writer
-            store.dispatch(.add(5))
-            // Acknowledge the request only once its action is on stable storage.
+            // Acknowledge a request only once its action is on stable storage:
+            try await store.dispatch(.add(5), durableIn: journal)
+            // which is the same as
+            store.dispatch(.add(1))
             try await journal.durable(through: journal.lastSequence)
             group.cancelAll()
         }
@@ -31,7 +33,7 @@ enum DurabilitySnippets {
         _ = journal
         _ = store
 
-        // Sources/Sluice/Sluice.docc/Durability.md:73
+        // Sources/Sluice/Sluice.docc/Durability.md:75
         try journal.snapshot(store, reducerVersion: 1)
     }
 }
