@@ -42,16 +42,21 @@ import Darwin
         }
     }
 
-    /// The `sluice-journal-crash` executable next to the test bundle.
+    /// The `sluice-journal-crash` executable in the build folder of the test bundle.
+    ///
+    /// On Linux the test process is the bundle (`CommandLine.arguments[0]`); on macOS a runner loads the
+    /// `.xctest` bundle, which is one of `Bundle.allBundles` (or named in the runner's arguments).
     static func crashExecutable() throws -> String {
-        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-            .deletingLastPathComponent()
-        for _ in 0..<4 {
-            let candidate = directory.appendingPathComponent("sluice-journal-crash").path
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-            directory.deleteLastPathComponent()
+        let starts = CommandLine.arguments + Bundle.allBundles.map(\.bundlePath)
+        for start in starts where start.hasPrefix("/") {
+            var directory = URL(fileURLWithPath: start).resolvingSymlinksInPath().deletingLastPathComponent()
+            for _ in 0..<4 {
+                let candidate = directory.appendingPathComponent("sluice-journal-crash").path
+                if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+                directory.deleteLastPathComponent()
+            }
         }
-        throw CrashTestError(description: "sluice-journal-crash not found near \(CommandLine.arguments[0])")
+        throw CrashTestError(description: "sluice-journal-crash not found near \(starts)")
     }
 }
 
