@@ -164,6 +164,30 @@ import Testing
         }
     }
 
+    @Test func aSnapshotOfAnotherReducerVersionIsSkipped() async throws {
+        try await withTemporaryDirectory { directory in
+            try writeLedger(values, to: directory, snapshotAfter: [4])
+            let journal = try Journal(directory: directory)
+            let recovered = try Store<LedgerState, LedgerAction>.recover(
+                from: journal,
+                reducerVersion: 2,
+                initialState: LedgerState(),
+                reducer: ledgerReducer
+            )
+            journal.close()
+            #expect(recovered.state == ledger(after: values))
+            #expect(
+                recovered.recovery
+                    == JournalRecovery(
+                        snapshotSequence: 0,
+                        skippedSnapshots: [4],
+                        replayedActions: 10,
+                        lastSequence: 10
+                    )
+            )
+        }
+    }
+
     @Test func snapshotsCompactTheSegmentsNoRecoveryNeeds() async throws {
         try await withTemporaryDirectory { directory in
             try writeLedger(values + values, to: directory, segmentSize: 100, snapshotAfter: [6, 12, 15])
