@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "Sluice", targets: ["Sluice"]),
         .library(name: "SluiceTesting", targets: ["SluiceTesting"]),
         .executable(name: "sluice-demo", targets: ["SluiceDemo"]),
+        .executable(name: "sluice-journal-crash", targets: ["SluiceJournalCrash"]),
     ],
     targets: [
         .target(name: "CSluiceSupport"),
@@ -16,7 +17,9 @@ let package = Package(
         .target(name: "SluiceTesting", dependencies: ["Sluice"]),
         .target(name: "SluiceDemoKit", dependencies: ["Sluice"]),
         .executableTarget(name: "SluiceDemo", dependencies: ["SluiceDemoKit"]),
-        .testTarget(name: "SluiceTests", dependencies: ["Sluice", "SluiceTesting"]),
+        // The journal's crash test launches this process and kills it.
+        .executableTarget(name: "SluiceJournalCrash", dependencies: ["Sluice"]),
+        .testTarget(name: "SluiceTests", dependencies: ["Sluice", "SluiceTesting", "SluiceJournalCrash"]),
         .testTarget(name: "SluiceTestingTests", dependencies: ["Sluice", "SluiceTesting"]),
         .testTarget(name: "SluiceDemoTests", dependencies: ["SluiceDemoKit", "Sluice"]),
     ],

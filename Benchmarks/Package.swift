@@ -27,6 +27,12 @@ let package = Package(
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // Not a benchmark: times the recovery of a large journal once (see its main.swift).
+        .executableTarget(
+            name: "JournalRecoveryTime",
+            dependencies: [.product(name: "Sluice", package: sluicePackage)],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         // Not a benchmark: a plain executable to count the instructions of a dispatch with valgrind's callgrind.
         .executableTarget(
             name: "DispatchProfile",
@@ -38,7 +44,7 @@ let package = Package(
 
 // One executable target per area, at `Benchmarks/<Area>/<Area>.swift`. (`DispatchPath`, not `Dispatch`: a module
 // of that name would hide the Dispatch library.)
-for area in ["Floors", "DispatchPath", "Subscribers", "LargeState", "Concurrency", "Modifiers", "ChildReducers"] {
+for area in ["Floors", "DispatchPath", "Subscribers", "LargeState", "Concurrency", "Modifiers", "ChildReducers", "Journal"] {
     package.targets.append(
         .executableTarget(
             name: area,

@@ -159,6 +159,51 @@ import Testing
         }
         expectMessage(result, "Sluice usage error: StateStream: an iterator was used by two tasks at once.")
     }
+
+    @Test func journalWithActionsAttachedWithoutRecovery() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let directory = NSTemporaryDirectory() + "sluice-usage-\(UUID().uuidString)"
+            try writeLedger([1, 2, 3], to: directory)
+            let journal = try Journal(directory: directory)
+            _ = Store<LedgerState, LedgerAction>(
+                initialState: LedgerState(),
+                reducer: ledgerReducer,
+                middleware: [Middlewares.journal(journal, durability: .everyAction)]
+            )
+        }
+        expectMessage(
+            result,
+            """
+            Sluice usage error: Middlewares.journal: the journal holds 3 recorded actions; create the store with \
+            Store(recoveringFrom:durability:initialState:reducer:middleware:) to resume from them.
+            """
+        )
+    }
+
+    @Test func journalAttachedToTwoStores() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let directory = NSTemporaryDirectory() + "sluice-usage-\(UUID().uuidString)"
+            let journal = try Journal(directory: directory)
+            let middleware: Middleware<LedgerState, LedgerAction> = Middlewares.journal(journal, durability: .none)
+            _ = Store(initialState: LedgerState(), reducer: ledgerReducer, middleware: [middleware])
+            _ = Store(initialState: LedgerState(), reducer: ledgerReducer, middleware: [middleware])
+        }
+        expectMessage(result, "Sluice usage error: Middlewares.journal: this journal is already attached to a store.")
+    }
+
+    @Test func negativeGroupCommitInterval() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let journal = try Journal(directory: NSTemporaryDirectory() + "sluice-usage-\(UUID().uuidString)")
+            let _: Middleware<LedgerState, LedgerAction> = Middlewares.journal(
+                journal,
+                durability: .groupCommit(interval: .milliseconds(-1))
+            )
+        }
+        expectMessage(
+            result,
+            "Sluice usage error: Middlewares.journal: the group commit interval must not be negative, got -0.001 seconds."
+        )
+    }
 }
 
 /// Checks that the process's standard error holds `message`.

@@ -76,7 +76,22 @@ enum READMESnippets {
         store.cancel(id: "poll")
         _ = total
 
-        // README.md:214
+        // README.md:212
+        do {
+            let journal = try Journal(directory: dataDirectory)
+            let store = try Store<Counter, CounterAction>(
+                recoveringFrom: journal,
+                durability: .everyAction,  // or .groupCommit(interval:) with journal.run(), or .none
+                initialState: Counter(),
+                reducer: counterReducer
+            )
+            store.dispatch(.add(1))  // written and fsynced before the reducer ran
+            try journal.snapshot(store)
+            _ = journal
+            _ = store
+        }
+
+        // README.md:240
         do {
             let report = Middlewares.throttle(.seconds(1)) { (action: AppAction, api: MiddlewareAPI<AppState, AppAction>) in
                 print("count is", api.state.count)  // at most once a second, however many actions arrive
@@ -86,7 +101,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:252
+        // README.md:278
         do {
             let store = Store<AppState, AppAction>(
                 initialState: AppState(),
@@ -100,7 +115,7 @@ enum READMESnippets {
             _ = report
         }
 
-        // README.md:277
+        // README.md:303
         do {
             let store = Store<AppState, AppAction>(
                 initialState: AppState(),
@@ -110,7 +125,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:326
+        // README.md:352
         func addAddsTheAmount() {
             let next = counter(AppState(), .add(41))
             #expect(next.count == 41)
@@ -118,7 +133,7 @@ enum READMESnippets {
         }
         addAddsTheAmount()
 
-        // README.md:338
+        // README.md:364
         func everyActionIsLogged() {
             let lines = Recorder<String>()  // a small lock-guarded array of your test support code
             let store = Store<AppState, AppAction>(
@@ -132,7 +147,7 @@ enum READMESnippets {
         }
         everyActionIsLogged()
 
-        // README.md:357
+        // README.md:383
         func reportIsDebounced() {
             let scheduler = TestScheduler()
             let reports = Recorder<Int>()
@@ -154,7 +169,7 @@ enum READMESnippets {
         }
         reportIsDebounced()
 
-        // README.md:386
+        // README.md:412
         do {
             struct Quote: Equatable, Sendable {
                 var symbol = ""

@@ -1,0 +1,545 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Keeps a journal in a local directory: segment files of checksummed records, snapshot files, a lock file.
+///
+/// The directory holds:
+/// - `lock`: held with `flock(LOCK_EX)` while the journal is open, so that two journals (in one process or in
+///   two) never write one log.
+/// - `segment-<first sequence>.log`: an 8-byte header, then records. A record is a 16-byte header (payload length
+///   as a little-endian `UInt32`, sequence number as a `UInt64`, CRC-32C of those twelve bytes), the payload, and
+///   the payload's CRC-32C. A new segment starts when the current one passes ``segmentSize`` and after each
+///   snapshot, so that compaction can remove whole files.
+/// - `snapshot-<sequence>.snap`: a header, the sequence it covers, the reducer version, the encoded state and a
+///   CRC-32C of all of it; written to a temporary file, synced, renamed into place, and the directory synced.
+///
+/// A record that a crash cut short can only be the last one of the last segment: ``lastSequence()`` truncates it.
+/// Any other record that fails its checksum stops reading with ``JournalError/corruptRecord(file:offset:)``.
+///
+/// `@unchecked Sendable`: every mutable property is read and written with `lock` held.
+public final class FileJournalStorage: JournalStorage, @unchecked Sendable {
+    /// The journal's directory.
+    public let directory: String
+    /// The size in bytes after which appends go to a new segment file.
+    public let segmentSize: Int
+    /// How long ``acquire()`` waits for a held lock before it refuses.
+    public let lockWait: Duration
+
+    private let lock = Lock()
+    private var lockDescriptor: Int32 = -1
+    /// The segment that appends go to; -1 when the next append starts a new segment.
+    private var segmentDescriptor: Int32 = -1
+    private var segmentName = ""
+    private var segmentLength = 0
+    private var segmentHasRecords = false
+    private var last: UInt64 = 0
+    /// Whether the segment has data that was not synced yet.
+    private var needsSync = false
+
+    static let segmentMagic: [UInt8] = Array("SLUICEJ1".utf8)
+    static let snapshotMagic: [UInt8] = Array("SLUICES1".utf8)
+    static let recordHeaderSize = 16
+    static let recordOverhead = 20
+    static let largestPayload = 1 << 30
+
+    /// Creates the storage for `directory`, which is created if it does not exist (its parent must).
+    ///
+    /// - Parameters:
+    ///   - directory: The journal's directory.
+    ///   - segmentSize: The size after which a new segment file starts; 64 MiB by default.
+    ///   - lockWait: How long opening waits for a lock that is held: a lock given up a moment ago can still be
+    ///     held by a process forked at that moment, until it calls exec.
+    public init(directory: String, segmentSize: Int = 64 << 20, lockWait: Duration = .milliseconds(500)) {
+        self.directory = directory
+        self.segmentSize = segmentSize
+        self.lockWait = lockWait
+    }
+
+    deinit {
+        closeFiles()
+    }
+
+    public func acquire() throws(JournalError) {
+        try lock.withLock { () throws(JournalError) in
+            if mkdir(directory, 0o755) != 0 && errno != EEXIST {
+                throw .io(operation: "mkdir", path: directory, errno: errno)
+            }
+            let path = directory + "/lock"
+            let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+            guard descriptor >= 0 else { throw .io(operation: "open", path: path, errno: errno) }
+            // flock locks belong to the open file description: a second open of the same file, in this process or
+            // in another, is refused as well. A process that this one forks holds a copy of every descriptor until
+            // it calls exec (which closes them, O_CLOEXEC), so a lock given up just then is still held for a moment:
+            // wait up to `lockWait` before refusing.
+            let deadline = ContinuousClock.now + lockWait
+            while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+                let error = errno
+                if error == EINTR { continue }
+                if error == EWOULDBLOCK && ContinuousClock.now < deadline {
+                    usleep(1000)
+                    continue
+                }
+                closeDescriptor(descriptor)
+                if error == EWOULDBLOCK { throw .locked(directory: directory) }
+                throw .io(operation: "flock", path: path, errno: error)
+            }
+            lockDescriptor = descriptor
+        }
+    }
+
+    public func lastSequence() throws(JournalError) -> UInt64 {
+        try lock.withLock { () throws(JournalError) -> UInt64 in
+            let segments = try listSegments()
+            guard let newest = segments.last else {
+                last = 0
+                return 0
+            }
+            let path = directory + "/" + newest.name
+            let bytes = try readFile(path)
+            let end = try withBytes(bytes) { buffer throws(JournalError) in
+                try Self.scan(buffer, file: path, first: newest.first, after: 0, isLast: true) {
+                    _,
+                    _ throws(JournalError) in
+                }
+            }
+            let descriptor = open(path, O_WRONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { throw .io(operation: "open", path: path, errno: errno) }
+            if end.length < bytes.count {
+                // A torn last record (or a torn segment header): cut it off before appending after it.
+                if ftruncate(descriptor, off_t(end.length)) != 0 || fsync(descriptor) != 0 {
+                    let error = errno
+                    closeDescriptor(descriptor)
+                    throw .io(operation: "ftruncate", path: path, errno: error)
+                }
+            }
+            if end.length < Self.segmentMagic.count {
+                let written = Self.segmentMagic.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+                if written != Self.segmentMagic.count {
+                    let error = errno
+                    closeDescriptor(descriptor)
+                    throw .io(operation: "write", path: path, errno: error)
+                }
+            }
+            lseek(descriptor, 0, SEEK_END)
+            segmentDescriptor = descriptor
+            segmentName = newest.name
+            segmentLength = max(end.length, Self.segmentMagic.count)
+            segmentHasRecords = end.last >= newest.first
+            last = end.last
+            return last
+        }
+    }
+
+    public func snapshotSequences() throws(JournalError) -> [UInt64] {
+        try lock.withLock { () throws(JournalError) in
+            try listFiles(prefix: "snapshot-", suffix: ".snap").map(\.sequence).sorted(by: >)
+        }
+    }
+
+    public func readSnapshot(covering sequence: UInt64) throws(JournalError) -> JournalSnapshot {
+        let path = directory + "/" + Self.snapshotName(sequence)
+        let bytes = try readFile(path)
+        let headerSize = 8 + 8 + 8 + 8
+        guard bytes.count >= headerSize + 4, Array(bytes[0..<8]) == Self.snapshotMagic else {
+            throw .corruptRecord(file: path, offset: 0)
+        }
+        return try withBytes(bytes) { buffer throws(JournalError) in
+            let covered = UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            let version = Int64(littleEndian: buffer.loadUnaligned(fromByteOffset: 16, as: Int64.self))
+            let length = UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
+            guard length <= UInt64(bytes.count - headerSize - 4), headerSize + Int(length) + 4 == bytes.count else {
+                throw .corruptRecord(file: path, offset: 0)
+            }
+            let end = headerSize + Int(length)
+            let stored = UInt32(littleEndian: buffer.loadUnaligned(fromByteOffset: end, as: UInt32.self))
+            guard CRC32C.checksum(UnsafeRawBufferPointer(rebasing: buffer[0..<end])) == stored, covered == sequence
+            else {
+                throw .corruptRecord(file: path, offset: 0)
+            }
+            return JournalSnapshot(
+                sequence: covered,
+                reducerVersion: Int(version),
+                payload: Array(buffer[headerSize..<end])
+            )
+        }
+    }
+
+    public func readRecords(
+        after sequence: UInt64,
+        _ body: (_ sequence: UInt64, _ payload: UnsafeRawBufferPointer) throws(JournalError) -> Void
+    ) throws(JournalError) {
+        let segments = try lock.withLock { () throws(JournalError) in try listSegments() }
+        guard !segments.isEmpty else { return }
+        let wanted = sequence + 1
+        guard let start = segments.lastIndex(where: { $0.first <= wanted }) else {
+            throw .missingRecords(expected: wanted, file: directory + "/" + segments[0].name)
+        }
+        var expected = segments[start].first
+        for index in start..<segments.count {
+            let segment = segments[index]
+            let path = directory + "/" + segment.name
+            if segment.first != expected {
+                throw .missingRecords(expected: expected, file: path)
+            }
+            let bytes = try readFile(path)
+            let end = try withBytes(bytes) { buffer throws(JournalError) in
+                try Self.scan(
+                    buffer,
+                    file: path,
+                    first: segment.first,
+                    after: sequence,
+                    isLast: index == segments.count - 1,
+                    body
+                )
+            }
+            expected = end.last + 1
+        }
+    }
+
+    public func append(_ records: [JournalRecord]) throws(JournalError) {
+        guard let first = records.first else { return }
+        try lock.withLock { () throws(JournalError) in
+            if segmentDescriptor >= 0 && segmentLength >= segmentSize && segmentHasRecords {
+                closeSegment()
+            }
+            if segmentDescriptor < 0 {
+                try startSegment(first: first.sequence)
+            }
+            let path = directory + "/" + segmentName
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(records.reduce(0) { $0 + $1.payload.count + Self.recordOverhead })
+            var expected = last + 1
+            for record in records {
+                guard record.sequence == expected else {
+                    throw .unexpectedSequence(
+                        file: path,
+                        offset: segmentLength + bytes.count,
+                        expected: expected,
+                        found: record.sequence
+                    )
+                }
+                Self.frame(record, into: &bytes)
+                expected += 1
+            }
+            try withBytes(bytes) { buffer throws(JournalError) in
+                var offset = 0
+                while offset < buffer.count {
+                    let written = write(segmentDescriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                    if written < 0 {
+                        if errno == EINTR { continue }
+                        let error = errno
+                        // Leave the segment as it was, so that the records already written stay readable.
+                        _ = ftruncate(segmentDescriptor, off_t(segmentLength))
+                        throw .io(operation: "write", path: path, errno: error)
+                    }
+                    offset += written
+                }
+            }
+            segmentLength += bytes.count
+            segmentHasRecords = true
+            needsSync = true
+            last = expected - 1
+        }
+    }
+
+    public func sync() throws(JournalError) {
+        try lock.withLock { () throws(JournalError) in
+            // Nothing written since the last sync (a journal opened only to be read, say): no system call.
+            guard segmentDescriptor >= 0, needsSync else { return }
+            #if canImport(Darwin)
+            let result = fsync(segmentDescriptor)
+            #else
+            // fdatasync also writes the file size, which a reader needs; it skips only the timestamps.
+            let result = fdatasync(segmentDescriptor)
+            #endif
+            if result != 0 {
+                throw .io(operation: "fsync", path: directory + "/" + segmentName, errno: errno)
+            }
+            needsSync = false
+        }
+    }
+
+    public func writeSnapshot(_ snapshot: JournalSnapshot) throws(JournalError) {
+        var bytes = Self.snapshotMagic
+        Self.appendInteger(snapshot.sequence, to: &bytes)
+        Self.appendInteger(Int64(snapshot.reducerVersion), to: &bytes)
+        Self.appendInteger(UInt64(snapshot.payload.count), to: &bytes)
+        bytes += snapshot.payload
+        Self.appendInteger(CRC32C.checksum(bytes), to: &bytes)
+        let name = Self.snapshotName(snapshot.sequence)
+        let temporary = directory + "/" + name + ".tmp"
+        try writeDurably(bytes, to: temporary)
+        let path = directory + "/" + name
+        guard rename(temporary, path) == 0 else { throw .io(operation: "rename", path: path, errno: errno) }
+        try syncDirectory()
+        // The next record starts a new segment, so that compaction can drop the segments this snapshot covers.
+        lock.withLock {
+            if segmentHasRecords { closeSegment() }
+        }
+    }
+
+    public func compact(keepingSnapshots keeping: Int) throws(JournalError) {
+        try lock.withLock { () throws(JournalError) in
+            let snapshots = try listFiles(prefix: "snapshot-", suffix: ".snap").sorted { $0.sequence > $1.sequence }
+            guard keeping > 0, snapshots.count >= keeping else { return }
+            for old in snapshots.dropFirst(keeping) {
+                unlink(directory + "/" + old.name)
+            }
+            // Records up to the oldest snapshot kept are no longer needed by any recovery.
+            let floor = snapshots[keeping - 1].sequence
+            let segments = try listSegments()
+            for index in segments.indices.dropLast() where segments[index + 1].first - 1 <= floor {
+                if segments[index].name != segmentName {
+                    unlink(directory + "/" + segments[index].name)
+                }
+            }
+            try syncDirectory()
+        }
+    }
+
+    public func close() {
+        lock.withLock { closeFiles() }
+    }
+
+    // MARK: - Files
+
+    private func closeFiles() {
+        closeSegment()
+        if lockDescriptor >= 0 {
+            closeDescriptor(lockDescriptor)
+            lockDescriptor = -1
+        }
+    }
+
+    private func closeSegment() {
+        if segmentDescriptor >= 0 {
+            if needsSync {
+                _ = fsync(segmentDescriptor)
+                needsSync = false
+            }
+            closeDescriptor(segmentDescriptor)
+            segmentDescriptor = -1
+        }
+    }
+
+    private func startSegment(first: UInt64) throws(JournalError) {
+        let name = Self.segmentName(first)
+        let path = directory + "/" + name
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw .io(operation: "open", path: path, errno: errno) }
+        let written = Self.segmentMagic.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        guard written == Self.segmentMagic.count, fsync(descriptor) == 0 else {
+            let error = errno
+            closeDescriptor(descriptor)
+            unlink(path)
+            throw .io(operation: "write", path: path, errno: error)
+        }
+        try syncDirectory()
+        segmentDescriptor = descriptor
+        segmentName = name
+        segmentLength = Self.segmentMagic.count
+        segmentHasRecords = false
+    }
+
+    private func writeDurably(_ bytes: [UInt8], to path: String) throws(JournalError) {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw .io(operation: "open", path: path, errno: errno) }
+        defer { closeDescriptor(descriptor) }
+        try withBytes(bytes) { buffer throws(JournalError) in
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    throw .io(operation: "write", path: path, errno: errno)
+                }
+                offset += written
+            }
+        }
+        guard fsync(descriptor) == 0 else { throw .io(operation: "fsync", path: path, errno: errno) }
+    }
+
+    private func syncDirectory() throws(JournalError) {
+        let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw .io(operation: "open", path: directory, errno: errno) }
+        defer { closeDescriptor(descriptor) }
+        guard fsync(descriptor) == 0 else { throw .io(operation: "fsync", path: directory, errno: errno) }
+    }
+
+    private func readFile(_ path: String) throws(JournalError) -> [UInt8] {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw .io(operation: "open", path: path, errno: errno) }
+        defer { closeDescriptor(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw .io(operation: "fstat", path: path, errno: errno) }
+        let size = Int(status.st_size)
+        var bytes = [UInt8](repeating: 0, count: size)
+        var offset = 0
+        try withMutableBytes(&bytes) { buffer throws(JournalError) in
+            while offset < size {
+                let count = read(descriptor, buffer.baseAddress! + offset, size - offset)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    throw .io(operation: "read", path: path, errno: errno)
+                }
+                if count == 0 { break }
+                offset += count
+            }
+        }
+        if offset < size { bytes.removeLast(size - offset) }
+        return bytes
+    }
+
+    private func listSegments() throws(JournalError) -> [(first: UInt64, name: String)] {
+        try listFiles(prefix: "segment-", suffix: ".log").map { (first: $0.sequence, name: $0.name) }
+            .sorted { $0.first < $1.first }
+    }
+
+    private func listFiles(prefix: String, suffix: String) throws(JournalError) -> [(sequence: UInt64, name: String)] {
+        guard let stream = opendir(directory) else { throw .io(operation: "opendir", path: directory, errno: errno) }
+        defer { closedir(stream) }
+        var files: [(sequence: UInt64, name: String)] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafePointer(to: &entry.pointee.d_name) { pointer in
+                String(cString: UnsafeRawPointer(pointer).assumingMemoryBound(to: CChar.self))
+            }
+            guard name.hasPrefix(prefix), name.hasSuffix(suffix) else { continue }
+            let digits = name.dropFirst(prefix.count).dropLast(suffix.count)
+            if let sequence = UInt64(digits) {
+                files.append((sequence, name))
+            }
+        }
+        return files
+    }
+
+    // MARK: - Format
+
+    static func segmentName(_ first: UInt64) -> String {
+        "segment-" + padded(first) + ".log"
+    }
+
+    static func snapshotName(_ sequence: UInt64) -> String {
+        "snapshot-" + padded(sequence) + ".snap"
+    }
+
+    private static func padded(_ value: UInt64) -> String {
+        let digits = String(value)
+        return String(repeating: "0", count: max(0, 20 - digits.count)) + digits
+    }
+
+    static func appendInteger<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    /// Appends a record's bytes: header (length, sequence, header checksum), payload, payload checksum.
+    static func frame(_ record: JournalRecord, into bytes: inout [UInt8]) {
+        let start = bytes.count
+        appendInteger(UInt32(record.payload.count), to: &bytes)
+        appendInteger(record.sequence, to: &bytes)
+        let headerChecksum = bytes.withUnsafeBytes {
+            CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[start..<start + 12]))
+        }
+        appendInteger(headerChecksum, to: &bytes)
+        bytes += record.payload
+        appendInteger(record.payload.withUnsafeBytes { CRC32C.checksum($0) }, to: &bytes)
+    }
+
+    /// Checks the records of one segment and passes those after `after` to `body`.
+    ///
+    /// Returns the length of the valid prefix and the last sequence in it (`first - 1` when it holds none). In
+    /// the last segment, a record that a crash cut short ends the valid prefix; anywhere else, and for a damaged
+    /// record that more data follows, it throws.
+    static func scan(
+        _ buffer: UnsafeRawBufferPointer,
+        file: String,
+        first: UInt64,
+        after: UInt64,
+        isLast: Bool,
+        _ body: (UInt64, UnsafeRawBufferPointer) throws(JournalError) -> Void
+    ) throws(JournalError) -> (length: Int, last: UInt64) {
+        let count = buffer.count
+        let magicCount = segmentMagic.count
+        guard count >= magicCount else {
+            if isLast { return (0, first - 1) }
+            throw .badHeader(file: file)
+        }
+        guard segmentMagic.withUnsafeBytes({ $0.elementsEqual(buffer[0..<magicCount]) }) else {
+            throw .badHeader(file: file)
+        }
+        func zeros(from offset: Int) -> Bool {
+            offset >= count || buffer[offset..<count].allSatisfy { $0 == 0 }
+        }
+        var offset = magicCount
+        var expected = first
+        while offset < count {
+            let remaining = count - offset
+            if remaining < recordHeaderSize {
+                if isLast { break }
+                throw .corruptRecord(file: file, offset: offset)
+            }
+            let length = Int(UInt32(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+            let sequence = UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: offset + 4, as: UInt64.self))
+            let headerChecksum = UInt32(
+                littleEndian: buffer.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self)
+            )
+            guard CRC32C.checksum(UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + 12])) == headerChecksum,
+                length <= largestPayload
+            else {
+                if isLast && zeros(from: offset + recordHeaderSize) { break }
+                throw .corruptRecord(file: file, offset: offset)
+            }
+            let end = offset + recordOverhead + length
+            if end > count {
+                if isLast { break }
+                throw .corruptRecord(file: file, offset: offset)
+            }
+            let payload = UnsafeRawBufferPointer(rebasing: buffer[offset + recordHeaderSize..<end - 4])
+            let checksum = UInt32(littleEndian: buffer.loadUnaligned(fromByteOffset: end - 4, as: UInt32.self))
+            guard CRC32C.checksum(payload) == checksum else {
+                if isLast && zeros(from: end) { break }
+                throw .corruptRecord(file: file, offset: offset)
+            }
+            guard sequence == expected else {
+                throw .unexpectedSequence(file: file, offset: offset, expected: expected, found: sequence)
+            }
+            if sequence > after {
+                try body(sequence, payload)
+            }
+            expected += 1
+            offset = end
+        }
+        return (offset, expected - 1)
+    }
+}
+
+/// Closes a file descriptor (the global `close`, which a method named `close` hides inside the class).
+private func closeDescriptor(_ descriptor: Int32) {
+    _ = close(descriptor)
+}
+
+/// `withUnsafeBytes` for a body with a typed error (the standard library's rethrows `any Error`).
+func withBytes<R>(
+    _ bytes: [UInt8],
+    _ body: (UnsafeRawBufferPointer) throws(JournalError) -> R
+) throws(JournalError) -> R {
+    let result = bytes.withUnsafeBytes { buffer in
+        Result { () throws(JournalError) -> R in try body(buffer) }
+    }
+    return try result.get()
+}
+
+/// `withUnsafeMutableBytes` for a body with a typed error.
+func withMutableBytes<R>(
+    _ bytes: inout [UInt8],
+    _ body: (UnsafeMutableRawBufferPointer) throws(JournalError) -> R
+) throws(JournalError) -> R {
+    let result = bytes.withUnsafeMutableBytes { buffer in
+        Result { () throws(JournalError) -> R in try body(buffer) }
+    }
+    return try result.get()
+}

@@ -1,0 +1,435 @@
+/// An append-only, checksummed log of the actions a store reduced, and snapshots of its state.
+///
+/// Open a journal on a directory, create the store from it, and run its writer:
+///
+/// ```swift
+/// let journal = try Journal(directory: "/var/lib/orders", onError: { error in print("journal:", error) })
+/// let store = try Store<Counter, CounterAction>(
+///     recoveringFrom: journal,
+///     durability: .groupCommit(interval: .milliseconds(2)),
+///     initialState: Counter(),
+///     reducer: counterReducer
+/// )
+/// try await withThrowingTaskGroup(of: Void.self) { group in
+///     group.addTask { try await journal.run() }
+///     store.dispatch(.add(1))
+///     try await journal.durable(through: journal.lastSequence)  // now acknowledge it
+///     group.cancelAll()
+/// }
+/// ```
+///
+/// Records get sequence numbers from 1 without gaps, in the order the reducer sees them. The storage is a
+/// ``JournalStorage``: ``FileJournalStorage`` for a local directory.
+///
+/// A journal that fails to write (a full disk, an I/O error) stops: `onError` is called once with the error,
+/// the journal middleware drops every later action (so the state never holds an action the log lacks), and
+/// waiters in ``durable(through:)`` get the error. What was written before stays readable.
+///
+/// `@unchecked Sendable`: the mutable properties are guarded by `stateLock`; calls into the storage are
+/// serialized by `ioLock` (taken before `stateLock` when both are needed); `gate` is held by the journal
+/// middleware while it records and reduces one action, so that ``snapshot(_:reducerVersion:)`` reads a state
+/// and the sequence it covers together.
+public final class Journal: @unchecked Sendable {
+    /// Where the records and snapshots are kept.
+    public let storage: any JournalStorage
+
+    /// With `.groupCommit`, a dispatch waits for the writer while this many actions are pending.
+    static let pendingLimit = 65_536
+
+    private let onError: @Sendable (JournalError) -> Void
+    private let stateLock = Lock()
+    private let ioLock = Lock()
+    private let gate = Lock()
+    private let wakeStream: AsyncStream<Void>
+    private let wake: AsyncStream<Void>.Continuation
+
+    // Guarded by `stateLock`.
+    private var nextSequence: UInt64
+    private var durableSequence: UInt64
+    private var failure: JournalError?
+    private var waiters: [(sequence: UInt64, continuation: CheckedContinuation<JournalError?, Never>)] = []
+    private var attachedDurability: JournalDurability?
+    private var pending: (any PendingActions)?
+    private var needsRecovery: Bool
+    private var isRunning = false
+    private var isClosed = false
+    private var recoveryReport: JournalRecovery?
+    /// The thread that holds `gate`, if any.
+    private var gateOwner = ThreadID.none
+
+    /// Opens the journal in a local directory (created if missing), with ``FileJournalStorage``.
+    ///
+    /// - Parameters:
+    ///   - directory: The journal's directory.
+    ///   - onError: Called once, on the thread that met it, with the error that stopped the journal.
+    /// - Throws: ``JournalError/locked(directory:)`` when another journal holds the directory; an error naming
+    ///   the file when the last segment is damaged (a torn last record is truncated instead).
+    public convenience init(
+        directory: String,
+        onError: @escaping @Sendable (JournalError) -> Void = { _ in }
+    ) throws(JournalError) {
+        try self.init(storage: FileJournalStorage(directory: directory), onError: onError)
+    }
+
+    /// Opens a journal on a storage backend: takes the log as its only writer and finds its last sequence number.
+    ///
+    /// - Parameters:
+    ///   - storage: Where the records and snapshots are kept.
+    ///   - onError: Called once, on the thread that met it, with the error that stopped the journal.
+    public init(
+        storage: any JournalStorage,
+        onError: @escaping @Sendable (JournalError) -> Void = { _ in }
+    ) throws(JournalError) {
+        self.storage = storage
+        self.onError = onError
+        try storage.acquire()
+        let last = try storage.lastSequence()
+        let newestSnapshot = try storage.snapshotSequences().first ?? 0
+        nextSequence = max(last, newestSnapshot) + 1
+        durableSequence = nextSequence - 1
+        needsRecovery = nextSequence > 1
+        (wakeStream, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    deinit {
+        storage.close()
+    }
+
+    /// The sequence number of the last recorded action (0 before the first).
+    ///
+    /// After `store.dispatch(a)` returns, `a` has a sequence number at most this one.
+    public var lastSequence: UInt64 {
+        stateLock.withLock { nextSequence - 1 }
+    }
+
+    /// The sequence number through which every recorded action is on stable storage.
+    public var durableThrough: UInt64 {
+        stateLock.withLock { durableSequence }
+    }
+
+    /// What the last recovery from this journal found, `nil` before one.
+    public var recovery: JournalRecovery? {
+        stateLock.withLock { recoveryReport }
+    }
+
+    /// Waits until every action up to `sequence` is on stable storage.
+    ///
+    /// With `.groupCommit`, this waits for the batch of ``run()`` that holds `sequence`; with `.everyAction` it
+    /// returns at once; with `.none` it syncs the log itself.
+    ///
+    /// - Throws: The error that stopped the journal, if it stopped before `sequence` was durable.
+    public func durable(through sequence: UInt64) async throws(JournalError) {
+        let mode = stateLock.withLock { attachedDurability }
+        if mode == JournalDurability.none {
+            try flush(sync: true)
+        }
+        let error = await withCheckedContinuation { (continuation: CheckedContinuation<JournalError?, Never>) in
+            let resumeNow: JournalError?? = stateLock.withLock {
+                if let failure { return .some(failure) }
+                if durableSequence >= sequence { return .some(nil) }
+                waiters.append((sequence, continuation))
+                return nil
+            }
+            if let resumeNow { continuation.resume(returning: resumeNow) }
+        }
+        if let error { throw error }
+    }
+
+    /// Runs the writer of `.groupCommit`: writes the pending actions in batches, one `fsync` per batch, until
+    /// the task is cancelled; then writes what is pending and returns.
+    ///
+    /// The journal is usable while `run()` runs. Without it, `.groupCommit` actions are reduced but not written,
+    /// and once 65,536 actions are pending a dispatch waits for the writer (backpressure, also while it runs).
+    /// Call it once, inside a task group or as a service of a service group.
+    ///
+    /// - Throws: The error that stopped the journal.
+    public func run() async throws(JournalError) {
+        let interval: Duration = try stateLock.withLock { () throws(JournalError) in
+            if isRunning { usageError("Journal.run(): the journal's writer is already running.") }
+            isRunning = true
+            if let failure { throw failure }
+            if case .groupCommit(let interval) = attachedDurability { return interval }
+            return .zero
+        }
+        for await _ in wakeStream {
+            if interval > .zero {
+                try? await Task.sleep(for: interval)
+            }
+            try flush(sync: true)
+        }
+        try flush(sync: true)
+    }
+
+    /// Saves the store's current state with the sequence number it covers, then removes what no recovery needs.
+    ///
+    /// The state and its sequence number are read together, between two actions. The snapshot is written
+    /// atomically (temporary file, `fsync`, rename, `fsync` of the directory); two snapshots are kept, so that a
+    /// damaged newest one falls back to the one before, and the segments that only hold actions older than the
+    /// older kept snapshot are removed. It may be called from any thread, also from a subscriber of the store
+    /// (to snapshot every so many actions, say).
+    ///
+    /// - Parameters:
+    ///   - store: The store whose state to save; it must journal to this journal.
+    ///   - reducerVersion: The version of the reducer, stored with the snapshot.
+    /// - Returns: The sequence number the snapshot covers.
+    @discardableResult
+    public func snapshot<State: Encodable, Action>(
+        _ store: Store<State, Action>,
+        reducerVersion: Int = 0
+    ) throws(JournalError) -> UInt64 {
+        // From a subscriber (or a middleware before the journal's) of this store, this thread holds the gate:
+        // the state then is the one after the action with the last sequence number.
+        let insideDispatch = stateLock.withLock { gateOwner == .current }
+        let (state, sequence) =
+            insideDispatch ? (store.state, lastSequence) : gate.withLock { (store.state, lastSequence) }
+        let payload = try JournalCoder().encode(state)
+        try flush(sync: true)
+        try ioLock.withLock { () throws(JournalError) in
+            do throws(JournalError) {
+                try storage.writeSnapshot(
+                    JournalSnapshot(sequence: sequence, reducerVersion: reducerVersion, payload: payload)
+                )
+                try storage.compact(keepingSnapshots: 2)
+            } catch {
+                fail(error)
+                throw error
+            }
+        }
+        return sequence
+    }
+
+    /// Writes what is pending, syncs, and gives up the log (releases the directory's lock).
+    ///
+    /// Close a journal before releasing it: releasing it also gives up the log, but `.groupCommit` actions that
+    /// the writer had not written yet are then lost. Later `.groupCommit` dispatches are reduced and not written.
+    public func close() {
+        try? flush(sync: true)
+        let shouldClose = stateLock.withLock {
+            defer {
+                isClosed = true
+                stateLock.broadcast()
+            }
+            return !isClosed
+        }
+        if shouldClose {
+            wake.finish()
+            ioLock.withLock { storage.close() }
+        }
+    }
+
+    // MARK: - For the middleware and recovery
+
+    /// Attaches the journal middleware: called once, when a store installs it.
+    func attach<Action: Encodable & Sendable>(
+        _ durability: JournalDurability,
+        actionType: Action.Type
+    ) -> ActionBuffer<Action> {
+        stateLock.withLock {
+            if attachedDurability != nil {
+                usageError("Middlewares.journal: this journal is already attached to a store.")
+            }
+            if needsRecovery {
+                usageError(
+                    """
+                    Middlewares.journal: the journal holds \(nextSequence - 1) recorded actions; create the store \
+                    with Store(recoveringFrom:durability:initialState:reducer:middleware:) to resume from them.
+                    """
+                )
+            }
+            attachedDurability = durability
+            let buffer = ActionBuffer<Action>()
+            pending = buffer
+            return buffer
+        }
+    }
+
+    /// Records one action, as the journal middleware's durability says; `false` when the journal has stopped
+    /// and the action must not be reduced.
+    func record<Action: Encodable & Sendable>(
+        _ action: Action,
+        durability: JournalDurability,
+        buffer: ActionBuffer<Action>
+    ) -> Bool {
+        if case .groupCommit = durability {
+            let wasEmpty: Bool? = stateLock.withLock {
+                // Backpressure: a writer that falls behind slows the dispatches down instead of letting the
+                // pending actions grow without bound.
+                while buffer.actions.count >= Self.pendingLimit && failure == nil && !isClosed {
+                    stateLock.wait()
+                }
+                if failure != nil { return nil }
+                let wasEmpty = buffer.actions.isEmpty
+                if wasEmpty { buffer.first = nextSequence }
+                buffer.actions.append(action)
+                nextSequence += 1
+                return wasEmpty
+            }
+            guard let wasEmpty else { return false }
+            if wasEmpty { wake.yield() }
+            return true
+        }
+        return ioLock.withLock {
+            let sequence: UInt64? = stateLock.withLock {
+                if failure != nil { return nil }
+                defer { nextSequence += 1 }
+                return nextSequence
+            }
+            guard let sequence else { return false }
+            do throws(JournalError) {
+                let payload = try buffer.coder.encode(action)
+                try storage.append([JournalRecord(sequence: sequence, payload: payload)])
+                if durability == .everyAction {
+                    try storage.sync()
+                    markDurable(through: sequence)
+                }
+                return true
+            } catch {
+                stateLock.withLock { nextSequence -= 1 }
+                fail(error)
+                return false
+            }
+        }
+    }
+
+    /// Holds the gate while the middleware records and reduces one action.
+    func withGate<T>(_ body: () -> T) -> T {
+        gate.lock()
+        stateLock.withLock { gateOwner = .current }
+        defer {
+            stateLock.withLock { gateOwner = .none }
+            gate.unlock()
+        }
+        return body()
+    }
+
+    /// Records that recovery replayed the log, so that the middleware may attach.
+    func didRecover(_ report: JournalRecovery) {
+        stateLock.withLock {
+            needsRecovery = false
+            recoveryReport = report
+        }
+    }
+
+    // MARK: - Writing
+
+    /// Writes the pending `.groupCommit` actions (and, with `sync`, makes everything written durable).
+    private func flush(sync: Bool) throws(JournalError) {
+        try ioLock.withLock { () throws(JournalError) in
+            let (batch, failure, written) = stateLock.withLock {
+                defer { stateLock.broadcast() }
+                return (pending?.takeActions(), self.failure, nextSequence - 1)
+            }
+            if let failure { throw failure }
+            do throws(JournalError) {
+                if let batch, !batch.isEmpty {
+                    try storage.append(try batch.encode())
+                }
+                if sync {
+                    try storage.sync()
+                    markDurable(through: written)
+                }
+            } catch {
+                fail(error)
+                throw error
+            }
+        }
+    }
+
+    private func markDurable(through sequence: UInt64) {
+        let ready = stateLock.withLock {
+            durableSequence = max(durableSequence, sequence)
+            let ready = waiters.filter { $0.sequence <= durableSequence }
+            waiters.removeAll { $0.sequence <= durableSequence }
+            return ready
+        }
+        for waiter in ready {
+            waiter.continuation.resume(returning: nil)
+        }
+    }
+
+    /// Stops the journal: remembers the first error, wakes every waiter with it, calls `onError` once.
+    private func fail(_ error: JournalError) {
+        let (isFirst, stranded) = stateLock.withLock {
+            if failure != nil {
+                return (false, [(sequence: UInt64, continuation: CheckedContinuation<JournalError?, Never>)]())
+            }
+            failure = error
+            stateLock.broadcast()
+            defer { waiters = [] }
+            return (true, waiters)
+        }
+        for waiter in stranded {
+            waiter.continuation.resume(returning: error)
+        }
+        if isFirst {
+            onError(error)
+        }
+    }
+}
+
+/// What a recovery found in the journal.
+public struct JournalRecovery: Sendable, Equatable {
+    /// The sequence number the loaded snapshot covers; 0 when recovery started from the initial state.
+    public var snapshotSequence: UInt64
+    /// The snapshots skipped because they failed their checksum or could not be decoded, newest first.
+    public var skippedSnapshots: [UInt64]
+    /// How many actions were replayed through the reducer after the snapshot.
+    public var replayedActions: Int
+    /// The sequence number of the last recovered action; the store continues after it.
+    public var lastSequence: UInt64
+
+    /// Creates a report.
+    public init(snapshotSequence: UInt64, skippedSnapshots: [UInt64], replayedActions: Int, lastSequence: UInt64) {
+        self.snapshotSequence = snapshotSequence
+        self.skippedSnapshots = skippedSnapshots
+        self.replayedActions = replayedActions
+        self.lastSequence = lastSequence
+    }
+}
+
+/// The `.groupCommit` actions of one type waiting for the writer: encoding them is the writer's work, not
+/// `dispatch`'s.
+protocol PendingActions: AnyObject, Sendable {
+    /// Takes the waiting actions (called with the journal's state lock held).
+    func takeActions() -> (any EncodableBatch)?
+}
+
+/// A batch of actions taken from the pending buffer, encoded outside the journal's state lock.
+protocol EncodableBatch {
+    var isEmpty: Bool { get }
+    func encode() throws(JournalError) -> [JournalRecord]
+}
+
+/// `@unchecked Sendable`: `actions` and `first` are read and written only with the journal's state lock held;
+/// `coder` is used only by the thread that records (serialized by the store) or by the writer (serialized by the
+/// journal's I/O lock), never by both in one mode.
+final class ActionBuffer<Action: Encodable & Sendable>: PendingActions, @unchecked Sendable {
+    var actions: [Action] = []
+    var first: UInt64 = 0
+    let coder = JournalCoder()
+
+    struct Batch: EncodableBatch {
+        let first: UInt64
+        let actions: [Action]
+        let coder: JournalCoder
+
+        var isEmpty: Bool { actions.isEmpty }
+
+        func encode() throws(JournalError) -> [JournalRecord] {
+            var records: [JournalRecord] = []
+            records.reserveCapacity(actions.count)
+            var sequence = first
+            for action in actions {
+                records.append(JournalRecord(sequence: sequence, payload: try coder.encode(action)))
+                sequence += 1
+            }
+            return records
+        }
+    }
+
+    func takeActions() -> (any EncodableBatch)? {
+        guard !actions.isEmpty else { return nil }
+        defer { actions = [] }
+        return Batch(first: first, actions: actions, coder: coder)
+    }
+}

@@ -1,0 +1,51 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Why a journal could not be opened, written, read or recovered.
+///
+/// Each case names the file (and, for a record, the byte offset in it) so that an operator can look at the
+/// damage. Recovery never skips a damaged record silently: it stops with one of these.
+public enum JournalError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// Another open journal (in this process or another) holds the directory's lock file.
+    case locked(directory: String)
+    /// A system call failed.
+    case io(operation: String, path: String, errno: Int32)
+    /// A record that is not the last one in the log fails its checksum or its length is impossible.
+    case corruptRecord(file: String, offset: Int)
+    /// A record carries another sequence number than the one that must come next.
+    case unexpectedSequence(file: String, offset: Int, expected: UInt64, found: UInt64)
+    /// Records are missing: the log continues at `file` (or ends) where `expected` was due.
+    case missingRecords(expected: UInt64, file: String)
+    /// A file in the journal directory is not a journal file of this format.
+    case badHeader(file: String)
+    /// The recorded action with this sequence number (or the snapshot covering it) could not be decoded.
+    case undecodable(sequence: UInt64, description: String)
+    /// An action or a state could not be encoded.
+    case unencodable(description: String)
+
+    public var description: String {
+        switch self {
+        case .locked(let directory):
+            "the journal at \(directory) is open in another process or journal (its lock file is held)"
+        case .io(let operation, let path, let errno):
+            "\(operation) failed for \(path): \(String(cString: strerror(errno))) (errno \(errno))"
+        case .corruptRecord(let file, let offset):
+            "corrupt record in \(file) at offset \(offset): checksum or length does not match"
+        case .unexpectedSequence(let file, let offset, let expected, let found):
+            "record in \(file) at offset \(offset) has sequence \(found), expected \(expected)"
+        case .missingRecords(let expected, let file):
+            "records missing from the journal: sequence \(expected) is not in \(file)"
+        case .badHeader(let file):
+            "\(file) is not a Sluice journal file (bad header)"
+        case .undecodable(let sequence, let description):
+            "cannot decode the journal entry at sequence \(sequence): \(description)"
+        case .unencodable(let description):
+            "cannot encode for the journal: \(description)"
+        }
+    }
+}

@@ -1,0 +1,111 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+extension Store where State: Codable, Action: Codable {
+    /// Rebuilds a store from its journal, then records to that journal.
+    ///
+    /// Loads the newest snapshot that passes its checksum and decodes (falling back to the one before, or to
+    /// `initialState`), replays every later action through `reducer` alone (no middleware, no side effects, no
+    /// subscribers: replaying effects would repeat them), then creates the store with `middleware` followed by
+    /// ``Middlewares/journal(_:durability:)``, so that new actions continue the sequence.
+    ///
+    /// ```swift
+    /// let journal = try Journal(directory: dataDirectory)
+    /// let store = try Store<Counter, CounterAction>(
+    ///     recoveringFrom: journal,
+    ///     durability: .everyAction,
+    ///     initialState: Counter(),
+    ///     reducer: counterReducer
+    /// )
+    /// print("recovered", journal.recovery?.replayedActions ?? 0, "actions")
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - journal: The journal to recover from and record to; an empty one starts from `initialState`.
+    ///   - durability: The journal middleware's durability.
+    ///   - reducerVersion: Snapshots made by another reducer version are skipped.
+    ///   - initialState: The state before the first recorded action.
+    ///   - reducer: The reducer that produced the recorded states.
+    ///   - middleware: The middleware for new actions; the journal middleware is added after it.
+    /// - Throws: A ``JournalError`` naming the file and offset of a damaged record, or the sequence of a record
+    ///   that does not decode. Nothing is skipped silently.
+    public convenience init(
+        recoveringFrom journal: Journal,
+        durability: JournalDurability,
+        reducerVersion: Int = 0,
+        initialState: State,
+        reducer: Reducer<State, Action>,
+        middleware: [Middleware<State, Action>] = []
+    ) throws(JournalError) {
+        let (state, _) = try Self.recover(
+            from: journal,
+            reducerVersion: reducerVersion,
+            initialState: initialState,
+            reducer: reducer
+        )
+        self.init(
+            initialState: state,
+            reducer: reducer,
+            middleware: middleware + [Middlewares.journal(journal, durability: durability)]
+        )
+    }
+
+    /// Rebuilds the state that a journal records, without creating a store.
+    ///
+    /// The same recovery as ``init(recoveringFrom:durability:reducerVersion:initialState:reducer:middleware:)``;
+    /// use it to inspect a journal, or to check it against another replay.
+    public static func recover(
+        from journal: Journal,
+        reducerVersion: Int = 0,
+        initialState: State,
+        reducer: Reducer<State, Action>
+    ) throws(JournalError) -> (state: State, recovery: JournalRecovery) {
+        let storage = journal.storage
+        let coder = JournalCoder()
+        var scratch = Data()
+        var state = initialState
+        var covered: UInt64 = 0
+        var skipped: [UInt64] = []
+        for sequence in try storage.snapshotSequences() {
+            do throws(JournalError) {
+                let snapshot = try storage.readSnapshot(covering: sequence)
+                guard snapshot.reducerVersion == reducerVersion else {
+                    skipped.append(sequence)
+                    continue
+                }
+                state = try withBytes(snapshot.payload) { bytes throws(JournalError) in
+                    try coder.decode(State.self, from: bytes, scratch: &scratch, sequence: sequence)
+                }
+                covered = sequence
+                break
+            } catch {
+                skipped.append(sequence)
+            }
+        }
+        var replayed = 0
+        var last = covered
+        let reduce = reducer.reduce
+        try storage.readRecords(after: covered) { sequence, payload throws(JournalError) in
+            let action = try coder.decode(Action.self, from: payload, scratch: &scratch, sequence: sequence)
+            reduce(&state, action)
+            replayed += 1
+            last = sequence
+        }
+        let expectedLast = journal.lastSequence
+        if last != expectedLast {
+            // The newest snapshot was skipped and the records it covered are gone.
+            throw .missingRecords(expected: last + 1, file: "the journal (it ends at \(expectedLast))")
+        }
+        let report = JournalRecovery(
+            snapshotSequence: covered,
+            skippedSnapshots: skipped,
+            replayedActions: replayed,
+            lastSequence: last
+        )
+        journal.didRecover(report)
+        return (state, report)
+    }
+}

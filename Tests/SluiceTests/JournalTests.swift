@@ -1,0 +1,437 @@
+import Foundation
+import Sluice
+import Testing
+
+@Suite struct JournalTests {
+    /// Single-digit values: every record has the same size, so a test can compute a record's offset.
+    private let values = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3]
+    private let segmentHeader = 8
+
+    private func recordSize(_ segment: String, records: Int) throws -> Int {
+        (try fileSize(segment) - segmentHeader) / records
+    }
+
+    @Test func crc32cMatchesKnownVectors() {
+        // The check value of CRC-32C and the RFC 3720 (iSCSI) test vectors.
+        #expect(CRC32C.checksum(Array("123456789".utf8)) == 0xE306_9283)
+        #expect(CRC32C.checksum([UInt8](repeating: 0, count: 32)) == 0x8A91_36AA)
+        #expect(CRC32C.checksum([UInt8](repeating: 0xFF, count: 32)) == 0x62A8_AB43)
+        #expect(CRC32C.checksum((0..<32).map { UInt8($0) }) == 0x46DD_794E)
+    }
+
+    @Test func crc32cContinuesAcrossChunks() {
+        let bytes = (0..<1000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) }
+        let whole = CRC32C.checksum(bytes)
+        for split in [0, 1, 7, 8, 9, 500, 999, 1000] {
+            let first = bytes[..<split].withUnsafeBytes { CRC32C.checksum($0) }
+            let both = bytes[split...].withUnsafeBytes { CRC32C.checksum($0, continuing: first) }
+            #expect(both == whole, "split at \(split)")
+        }
+    }
+
+    @Test func recoversEveryActionAndContinuesTheSequence() async throws {
+        try await withTemporaryDirectory { directory in
+            try writeLedger(values, to: directory)
+            let journal = try Journal(directory: directory)
+            #expect(journal.lastSequence == 10)
+            let store = try Store<LedgerState, LedgerAction>(
+                recoveringFrom: journal,
+                durability: .everyAction,
+                initialState: LedgerState(),
+                reducer: ledgerReducer
+            )
+            #expect(store.state == ledger(after: values))
+            #expect(
+                journal.recovery
+                    == JournalRecovery(snapshotSequence: 0, skippedSnapshots: [], replayedActions: 10, lastSequence: 10)
+            )
+            store.dispatch(.add(7))
+            #expect(journal.lastSequence == 11)
+            #expect(journal.durableThrough == 11)
+            journal.close()
+            #expect(try recoverLedger(from: directory).state == ledger(after: values + [7]))
+        }
+    }
+
+    @Test func aSecondOpenOfTheDirectoryIsRefused() async throws {
+        try await withTemporaryDirectory { directory in
+            let first = try Journal(directory: directory)
+            #expect(throws: JournalError.locked(directory: directory)) {
+                _ = try Journal(directory: directory)
+            }
+            first.close()
+            let second = try Journal(directory: directory)
+            second.close()
+        }
+    }
+
+    @Test func aTornLastRecordIsTruncated() async throws {
+        try await withTemporaryDirectory { directory in
+            try writeLedger(values, to: directory)
+            let segment = try #require(try journalFiles(in: directory, prefix: "segment-").first)
+            let size = try fileSize(segment)
+            let record = try recordSize(segment, records: 10)
+            // The process died while writing the 10th record: only its first 11 bytes reached the file.
+            try modifyFile(segment) { $0.removeLast(record - 11) }
+            let recovered = try recoverLedger(from: directory)
+            #expect(recovered.state == ledger(after: values.prefix(9)))
+            #expect(recovered.recovery.lastSequence == 9)
+            #expect(try fileSize(segment) == size - record)
+        }
+    }
+
+    @Test func aTornRecordHeaderIsTruncated() async throws {
+        try await withTemporaryDirectory { directory in
+            try writeLedger(values, to: directory)
+            let segment = try #require(try journalFiles(in: directory, prefix: "segment-").first)
+            let size = try fileSize(segment)
+            // Half a header after the last complete record.
+            try modifyFile(segment) { $0 += [9, 0, 0, 0, 11, 0, 0] }
+            let journal = try Journal(directory: directory)
+            #expect(journal.lastSequence == 10)
+            #expect(try fileSize(segment) == size)
+            let store = try Store<LedgerState, LedgerAction>(
+                recoveringFrom: journal,
+                durability: .everyAction,
+                initialState: LedgerState(),
+                reducer: ledgerReducer
+            )
+            store.dispatch(.add(8))
+            journal.close()
+            #expect(try recoverLedger(from: directory).state == ledger(after: values + [8]))
+        }
+    }
+
+    @Test func aFlippedBitStopsRecoveryWithTheFileAndOffset() async throws {
+        try await withTemporaryDirectory { directory in
+            try writeLedger(values, to: directory)
+            let segment = try #require(try journalFiles(in: directory, prefix: "segment-").first)
+            let record = try recordSize(segment, records: 10)
+            let third = segmentHeader + 2 * record
+            // One bit of the third record's payload.
+            try modifyFile(segment) { $0[third + 18] ^= 0x04 }
+            #expect(throws: JournalError.corruptRecord(file: segment, offset: third)) {
+                _ = try recoverLedger(from: directory)
+            }
+        }
+    }
+
+    @Test func aFlippedBitInAnOlderSegmentStopsRecovery() async throws {
+        try await withTemporaryDirectory { directory in
+            // About three records per segment.
+            try writeLedger(values, to: directory, segmentSize: 100)
+            let segments = try journalFiles(in: directory, prefix: "segment-")
+            #expect(segments.count > 2)
+            // Flip a bit in the header (its sequence number) of the first segment's second record.
+            let size = try fileSize(segments[0])
+            let perRecord = (size - segmentHeader) / 3
+            try modifyFile(segments[0]) { $0[segmentHeader + perRecord + 5] ^= 0x01 }
+            #expect(throws: JournalError.corruptRecord(file: segments[0], offset: segmentHeader + perRecord)) {
+                _ = try recoverLedger(from: directory, segmentSize: 100)
+            }
+        }
+    }
+
+    @Test func aMissingSegmentStopsRecovery() async throws {
+        try await withTemporaryDirectory { directory in
+            try writeLedger(values, to: directory, segmentSize: 100)
+            let segments = try journalFiles(in: directory, prefix: "segment-")
+            #expect(segments.count > 2)
+            try FileManager.default.removeItem(atPath: segments[1])
+            let second = segments[1].split(separator: "-").last!.dropLast(4)
+            #expect(throws: JournalError.missingRecords(expected: UInt64(second)!, file: segments[2])) {
+                _ = try recoverLedger(from: directory, segmentSize: 100)
+            }
+        }
+    }
+
+    @Test func aTruncatedSnapshotFallsBackToThePreviousOne() async throws {
+        try await withTemporaryDirectory { directory in
+            try writeLedger(values, to: directory, snapshotAfter: [4, 8])
+            let snapshots = try journalFiles(in: directory, prefix: "snapshot-")
+            #expect(
+                snapshots.map { ($0 as NSString).lastPathComponent } == [
+                    "snapshot-00000000000000000004.snap", "snapshot-00000000000000000008.snap",
+                ]
+            )
+            try modifyFile(snapshots[1]) { $0.removeLast(3) }
+            let recovered = try recoverLedger(from: directory)
+            #expect(recovered.state == ledger(after: values))
+            #expect(
+                recovered.recovery
+                    == JournalRecovery(snapshotSequence: 4, skippedSnapshots: [8], replayedActions: 6, lastSequence: 10)
+            )
+        }
+    }
+
+    @Test func aSnapshotOfAnotherReducerVersionIsSkipped() async throws {
+        try await withTemporaryDirectory { directory in
+            try writeLedger(values, to: directory, snapshotAfter: [4])
+            let journal = try Journal(directory: directory)
+            let recovered = try Store<LedgerState, LedgerAction>.recover(
+                from: journal,
+                reducerVersion: 2,
+                initialState: LedgerState(),
+                reducer: ledgerReducer
+            )
+            journal.close()
+            #expect(recovered.state == ledger(after: values))
+            #expect(
+                recovered.recovery
+                    == JournalRecovery(
+                        snapshotSequence: 0,
+                        skippedSnapshots: [4],
+                        replayedActions: 10,
+                        lastSequence: 10
+                    )
+            )
+        }
+    }
+
+    @Test func snapshotsCompactTheSegmentsNoRecoveryNeeds() async throws {
+        try await withTemporaryDirectory { directory in
+            try writeLedger(values + values, to: directory, segmentSize: 100, snapshotAfter: [6, 12, 15])
+            // Kept: the snapshots at 12 and 15; every segment that only holds actions up to 12 is gone.
+            let snapshots = try journalFiles(in: directory, prefix: "snapshot-")
+            #expect(
+                snapshots.map { ($0 as NSString).lastPathComponent } == [
+                    "snapshot-00000000000000000012.snap", "snapshot-00000000000000000015.snap",
+                ]
+            )
+            let firstSegment = try #require(try journalFiles(in: directory, prefix: "segment-").first)
+            #expect(firstSegment.hasSuffix("segment-00000000000000000013.log"))
+            let recovered = try recoverLedger(from: directory, segmentSize: 100)
+            #expect(recovered.state == ledger(after: values + values))
+            #expect(recovered.recovery.snapshotSequence == 15)
+            #expect(recovered.recovery.replayedActions == 5)
+        }
+    }
+
+    @Test func aSubscriberCanSnapshotEverySoManyActions() async throws {
+        try await withTemporaryDirectory { directory in
+            let journal = try Journal(directory: directory)
+            let store = try Store<LedgerState, LedgerAction>(
+                recoveringFrom: journal,
+                durability: .groupCommit(interval: .zero),
+                initialState: LedgerState(),
+                reducer: ledgerReducer
+            )
+            let covered = Locked<[UInt64]>([])
+            let subscription = store.subscribe { [unowned store] state in
+                if state.count % 4 == 0 {
+                    covered.append((try? journal.snapshot(store)) ?? 0)
+                }
+            }
+            for value in values { store.dispatch(.add(value)) }
+            subscription.cancel()
+            #expect(covered.current == [4, 8])
+            journal.close()
+            let recovered = try recoverLedger(from: directory)
+            #expect(recovered.state == ledger(after: values))
+            #expect(
+                recovered.recovery
+                    == JournalRecovery(snapshotSequence: 8, skippedSnapshots: [], replayedActions: 2, lastSequence: 10)
+            )
+        }
+    }
+
+    @Test func groupCommitRecordsTheReducersOrderUnderConcurrency() async throws {
+        try await withTemporaryDirectory { directory in
+            let journal = try Journal(directory: directory)
+            let store = try Store<LedgerState, LedgerAction>(
+                recoveringFrom: journal,
+                durability: .groupCommit(interval: .microseconds(200)),
+                initialState: LedgerState(),
+                reducer: ledgerReducer
+            )
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await journal.run() }
+                runOnThreads(8) { thread in
+                    for index in 0..<500 {
+                        store.dispatch(.add(thread * 1000 + index))
+                    }
+                }
+                try await journal.durable(through: journal.lastSequence)
+                #expect(journal.durableThrough == 4000)
+                group.cancelAll()
+            }
+            let live = store.state
+            journal.close()
+            #expect(live.count == 4000)
+            // The digest depends on the order: equal only if the journal's order is the reducer's.
+            #expect(try recoverLedger(from: directory).state == live)
+        }
+    }
+
+    @Test func groupCommitHoldsADispatchBackWhileTheWriterIsBehind() async throws {
+        try await withTemporaryDirectory { directory in
+            let journal = try Journal(directory: directory)
+            let store = try Store<LedgerState, LedgerAction>(
+                recoveringFrom: journal,
+                durability: .groupCommit(interval: .zero),
+                initialState: LedgerState(),
+                reducer: ledgerReducer
+            )
+            let limit = 65_536
+            let finished = Locked(false)
+            let producer = Thread {
+                for value in 0...limit { store.dispatch(.add(value % 10)) }
+                finished.withValue { $0 = true }
+            }
+            producer.start()
+            // No writer yet: the producer records `limit` actions, then waits in its next dispatch.
+            let deadline = ContinuousClock.now + .seconds(60)
+            while journal.lastSequence < UInt64(limit) && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(1))
+            }
+            #expect(journal.lastSequence == UInt64(limit))
+            #expect(!finished.current)
+            #expect(store.state.count == limit)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await journal.run() }
+                while !finished.current && ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(1))
+                }
+                try await journal.durable(through: UInt64(limit + 1))
+                group.cancelAll()
+            }
+            #expect(finished.current)
+            #expect(store.state.count == limit + 1)
+            journal.close()
+            #expect(try recoverLedger(from: directory).state == ledger(after: (0...limit).map { $0 % 10 }))
+        }
+    }
+
+    @Test func dispatchDurableInReturnsOnceTheActionIsSynced() async throws {
+        try await withTemporaryDirectory { directory in
+            let journal = try Journal(directory: directory)
+            let store = try Store<LedgerState, LedgerAction>(
+                recoveringFrom: journal,
+                durability: .groupCommit(interval: .milliseconds(5)),
+                initialState: LedgerState(),
+                reducer: ledgerReducer
+            )
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await journal.run() }
+                for value in values {
+                    try await store.dispatch(.add(value), durableIn: journal)
+                    #expect(journal.durableThrough == journal.lastSequence)
+                }
+                group.cancelAll()
+            }
+            #expect(journal.durableThrough == 10)
+            journal.close()
+            #expect(try recoverLedger(from: directory).state == ledger(after: values))
+        }
+    }
+
+    @Test func noneWritesWithoutSyncAndDurableSyncs() async throws {
+        try await withTemporaryDirectory { directory in
+            let journal = try Journal(directory: directory)
+            let store = try Store<LedgerState, LedgerAction>(
+                recoveringFrom: journal,
+                durability: .none,
+                initialState: LedgerState(),
+                reducer: ledgerReducer
+            )
+            for value in values { store.dispatch(.add(value)) }
+            #expect(journal.durableThrough == 0)
+            try await journal.durable(through: 10)
+            #expect(journal.durableThrough == 10)
+            journal.close()
+            #expect(try recoverLedger(from: directory).state == ledger(after: values))
+        }
+    }
+
+    @Test func aFailedWriteStopsTheJournalAndKeepsWhatWasRecorded() async throws {
+        try await withTemporaryDirectory { directory in
+            let errors = Locked<[JournalError]>([])
+            let storage = FailingStorage(FileJournalStorage(directory: directory), failAppendNumber: 6)
+            let journal = try Journal(storage: storage, onError: { errors.append($0) })
+            let store = try Store<LedgerState, LedgerAction>(
+                recoveringFrom: journal,
+                durability: .everyAction,
+                initialState: LedgerState(),
+                reducer: ledgerReducer
+            )
+            for value in values { store.dispatch(.add(value)) }
+            let diskFull = JournalError.io(operation: "write", path: directory, errno: ENOSPC)
+            #expect(errors.current == [diskFull])
+            // The failed action and every later one never reached the reducer.
+            #expect(store.state == ledger(after: values.prefix(5)))
+            #expect(journal.lastSequence == 5)
+            await #expect(throws: diskFull) { try await journal.durable(through: 6) }
+            journal.close()
+            #expect(try recoverLedger(from: directory).state == ledger(after: values.prefix(5)))
+        }
+    }
+
+    @Test func aFailedGroupCommitWakesTheWaitersWithTheError() async throws {
+        try await withTemporaryDirectory { directory in
+            let errors = Locked<[JournalError]>([])
+            let storage = FailingStorage(FileJournalStorage(directory: directory), failAppendNumber: 2)
+            let journal = try Journal(storage: storage, onError: { errors.append($0) })
+            let store = try Store<LedgerState, LedgerAction>(
+                recoveringFrom: journal,
+                durability: .groupCommit(interval: .zero),
+                initialState: LedgerState(),
+                reducer: ledgerReducer
+            )
+            let diskFull = JournalError.io(operation: "write", path: directory, errno: ENOSPC)
+            await #expect(throws: diskFull) {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { try await journal.run() }
+                    store.dispatch(.add(1))
+                    try await journal.durable(through: 1)
+                    store.dispatch(.add(2))
+                    try await journal.durable(through: 2)
+                    group.cancelAll()
+                }
+            }
+            #expect(errors.current == [diskFull])
+            store.dispatch(.add(3))
+            #expect(store.state == ledger(after: [1, 2]))
+            journal.close()
+            #expect(try recoverLedger(from: directory).state == ledger(after: [1]))
+        }
+    }
+}
+
+/// A storage whose `n`th append fails as a full disk would, for the fault tests.
+final class FailingStorage: JournalStorage, @unchecked Sendable {
+    private let base: FileJournalStorage
+    private let failAppendNumber: Int
+    private let appends = Locked(0)
+
+    init(_ base: FileJournalStorage, failAppendNumber: Int) {
+        self.base = base
+        self.failAppendNumber = failAppendNumber
+    }
+
+    func acquire() throws(JournalError) { try base.acquire() }
+    func lastSequence() throws(JournalError) -> UInt64 { try base.lastSequence() }
+    func snapshotSequences() throws(JournalError) -> [UInt64] { try base.snapshotSequences() }
+    func readSnapshot(covering sequence: UInt64) throws(JournalError) -> JournalSnapshot {
+        try base.readSnapshot(covering: sequence)
+    }
+    func readRecords(
+        after sequence: UInt64,
+        _ body: (UInt64, UnsafeRawBufferPointer) throws(JournalError) -> Void
+    ) throws(JournalError) {
+        try base.readRecords(after: sequence, body)
+    }
+    func append(_ records: [JournalRecord]) throws(JournalError) {
+        let number = appends.withValue { count in
+            count += 1
+            return count
+        }
+        if number >= failAppendNumber {
+            throw .io(operation: "write", path: base.directory, errno: ENOSPC)
+        }
+        try base.append(records)
+    }
+    func sync() throws(JournalError) { try base.sync() }
+    func writeSnapshot(_ snapshot: JournalSnapshot) throws(JournalError) { try base.writeSnapshot(snapshot) }
+    func compact(keepingSnapshots keeping: Int) throws(JournalError) { try base.compact(keepingSnapshots: keeping) }
+    func close() { base.close() }
+}
