@@ -220,7 +220,7 @@ extension StoreCore {
                 cancellation.detachFromParent()
             }
             return try await withTaskCancellationHandler {
-                try await work(api)
+                try await api.withDependenciesBound(for: nil) { try await work(api) }
             } onCancel: {
                 cancellation.cancel()
             }

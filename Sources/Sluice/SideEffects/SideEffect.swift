@@ -70,7 +70,7 @@ public struct SideEffect<State: Sendable, Action: Sendable>: Sendable {
                     let task = TaskHandle()
                     guard let key = cancellation.onCancel({ task.cancel() }) else { return }
                     task.start {
-                        await run(action, api)
+                        await api.withDependenciesBound(for: action) { await run(action, api) }
                         cancellation.removeHandler(key)
                     }
                 }

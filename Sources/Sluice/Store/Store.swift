@@ -78,9 +78,10 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
         initialState: State,
         reducer: Reducer<State, Action>,
         middleware: [Middleware<State, Action>],
+        dependencies: StoreDependencies = StoreDependencies.current,
         innermost: (StoreCore<State, Action>) -> DispatchFunction<Action>
     ) {
-        let core = StoreCore(initialState: initialState, reduce: reducer.reduce)
+        let core = StoreCore(initialState: initialState, reduce: reducer.reduce, dependencies: dependencies)
         self.core = core
         if middleware.isEmpty {
             chain = nil

@@ -73,6 +73,9 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     let observation = StoreObservation()
     /// The running effects of the store, by id.
     let effects = EffectRegistry()
+    /// The services of the store; never read on the dispatch path.
+    @usableFromInline
+    let dependencies: StoreDependencies
 
     @usableFromInline
     struct Subscriber: Sendable {
@@ -82,10 +85,15 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         let notify: @Sendable (State) -> Void
     }
 
-    init(initialState: consuming State, reduce: @escaping @Sendable (inout State, Action) -> Void) {
+    init(
+        initialState: consuming State,
+        reduce: @escaping @Sendable (inout State, Action) -> Void,
+        dependencies: StoreDependencies = StoreDependencies()
+    ) {
         statePointer = .allocate(capacity: 1)
         statePointer.initialize(to: initialState)
         self.reduce = reduce
+        self.dependencies = dependencies
     }
 
     deinit {

@@ -1,0 +1,55 @@
+extension Store {
+    /// Creates a store with the services that its middleware, side effects and effects use.
+    ///
+    /// ```swift
+    /// let store = Store<Shop, ShopAction>(
+    ///     initialState: Shop(),
+    ///     reducer: shopReducer,
+    ///     middleware: [checkout],
+    ///     dependencies: StoreDependencies { $0.paymentGateway = StripeGateway(apiKey: apiKey) }
+    /// )
+    /// ```
+    ///
+    /// The store created without `dependencies:` takes ``StoreDependencies/current``: an empty live container,
+    /// or the dependencies of the ``withStoreDependencies(_:operation:)`` region or of the store work it is created
+    /// in.
+    ///
+    /// - Parameters:
+    ///   - initialState: The state before the first action.
+    ///   - reducer: Produces each next state.
+    ///   - middleware: The chain each action passes through; see ``init(initialState:reducer:middleware:)``.
+    ///   - dependencies: What ``MiddlewareAPI/dependencies`` returns, and what the work that the store starts sees
+    ///     as ``StoreDependencies/current``.
+    @inlinable
+    public convenience init(
+        initialState: State,
+        reducer: Reducer<State, Action>,
+        middleware: [Middleware<State, Action>] = [],
+        dependencies: StoreDependencies
+    ) {
+        self.init(
+            initialState: initialState,
+            reducer: reducer,
+            middleware: middleware,
+            dependencies: dependencies,
+            innermost: { core in { action in core.reduceFromChain(action) } }
+        )
+    }
+
+    /// The services of this store; see ``StoreDependencies``.
+    public var dependencies: StoreDependencies {
+        core.dependencies
+    }
+}
+
+extension MiddlewareAPI {
+    /// The services of the store; see ``StoreDependencies``.
+    ///
+    /// Always the store's own dependencies, from any thread or task: a read costs a load (and, for a key that the
+    /// store set, a scan of the keys it set). A ``withStoreDependencies(_:operation:)`` region changes
+    /// ``StoreDependencies/current``, not this.
+    @inlinable
+    public var dependencies: StoreDependencies {
+        core.dependencies
+    }
+}
