@@ -133,6 +133,15 @@ public struct StoreDependencies: Sendable {
         }
     }
 
+    /// The value of `key` if it was set in this container.
+    func valueIfSet<Key: StoreDependencyKey>(_ key: Key.Type) -> Key.Value? {
+        let id = ObjectIdentifier(key)
+        for entry in entries where entry.id == id {
+            return unsafeDowncast(entry.box, to: DependencyBox<Key.Value>.self).value
+        }
+        return nil
+    }
+
     /// The live value of `key`; a live value that cannot be built stops the program, naming the key.
     @inlinable
     static func liveValue<Key: StoreDependencyKey>(of key: Key.Type) -> Key.Value {

@@ -21,7 +21,7 @@ extension Middlewares {
     @inlinable
     public static func debounce<State, Action>(
         _ interval: DispatchTimeInterval,
-        on scheduler: any EffectScheduler = DispatchQueueScheduler(),
+        on scheduler: any EffectScheduler = .storeClockOrOwnQueue,
         _ effect: SideEffect<State, Action>
     ) -> SideEffect<State, Action> {
         effect.timed(interval, "Middlewares.debounce", on: scheduler) { DebounceStateMachine(interval: $0) }
@@ -31,7 +31,7 @@ extension Middlewares {
     @inlinable
     public static func debounce<State, Action>(
         _ interval: DispatchTimeInterval,
-        on scheduler: any EffectScheduler = DispatchQueueScheduler(),
+        on scheduler: any EffectScheduler = .storeClockOrOwnQueue,
         _ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) -> Void
     ) -> SideEffect<State, Action> {
         debounce(interval, on: scheduler, SideEffect(run))

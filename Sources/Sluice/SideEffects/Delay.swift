@@ -19,7 +19,7 @@ extension Middlewares {
     @inlinable
     public static func delay<State, Action>(
         _ interval: DispatchTimeInterval,
-        on scheduler: any EffectScheduler = DispatchQueueScheduler(),
+        on scheduler: any EffectScheduler = .storeClockOrOwnQueue,
         _ effect: SideEffect<State, Action>
     ) -> SideEffect<State, Action> {
         effect.timed(interval, "Middlewares.delay", on: scheduler) { DelayStateMachine(interval: $0) }
@@ -29,7 +29,7 @@ extension Middlewares {
     @inlinable
     public static func delay<State, Action>(
         _ interval: DispatchTimeInterval,
-        on scheduler: any EffectScheduler = DispatchQueueScheduler(),
+        on scheduler: any EffectScheduler = .storeClockOrOwnQueue,
         _ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) -> Void
     ) -> SideEffect<State, Action> {
         delay(interval, on: scheduler, SideEffect(run))

@@ -30,7 +30,7 @@ extension Middlewares {
     public static func throttle<State, Action>(
         _ interval: DispatchTimeInterval,
         latest: Bool = false,
-        on scheduler: any EffectScheduler = DispatchQueueScheduler(),
+        on scheduler: any EffectScheduler = .storeClockOrOwnQueue,
         _ effect: SideEffect<State, Action>
     ) -> SideEffect<State, Action> {
         effect.timed(interval, "Middlewares.throttle", on: scheduler) {
@@ -43,7 +43,7 @@ extension Middlewares {
     public static func throttle<State, Action>(
         _ interval: DispatchTimeInterval,
         latest: Bool = false,
-        on scheduler: any EffectScheduler = DispatchQueueScheduler(),
+        on scheduler: any EffectScheduler = .storeClockOrOwnQueue,
         _ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) -> Void
     ) -> SideEffect<State, Action> {
         throttle(interval, latest: latest, on: scheduler, SideEffect(run))

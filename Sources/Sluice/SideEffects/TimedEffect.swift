@@ -235,8 +235,14 @@ extension SideEffect {
         let machine = makeMachine(nanoseconds)
         return SideEffect(accepts: accepts) { storeAPI in
             let handler = install(storeAPI)
+            let scheduler = scheduler.resolved(with: storeAPI)
+            let bindsDependencies = storeAPI.bindsDependencies
             let timed = TimedEffect(machine: machine, scheduler: scheduler, lifetime: storeAPI.storeLifetime) { run in
-                run.api.runUnlessCancelled(handler, run.action)
+                if bindsDependencies {
+                    run.api.runWithDependenciesUnlessCancelled(handler, run.action)
+                } else {
+                    run.api.runUnlessCancelled(handler, run.action)
+                }
             }
             return { action, api in timed.receive(EffectRun(action: action, api: api)) }
         }
