@@ -38,7 +38,7 @@ let package = Package(
 
 // One executable target per area, at `Benchmarks/<Area>/<Area>.swift`. (`DispatchPath`, not `Dispatch`: a module
 // of that name would hide the Dispatch library.)
-for area in ["Floors", "DispatchPath", "Subscribers", "LargeState", "Concurrency", "Modifiers"] {
+for area in ["Floors", "DispatchPath", "Subscribers", "LargeState", "Concurrency", "Modifiers", "Dependencies"] {
     package.targets.append(
         .executableTarget(
             name: area,

@@ -84,10 +84,7 @@ extension MiddlewareAPI {
         isolation: isolated (any Actor)? = #isolation,
         _ operation: () async throws -> R
     ) async rethrows -> R {
-        var dependencies = core.dependencies
-        if dependencies.testContext != nil, let action {
-            dependencies.action = action
-        }
+        let dependencies = action.map { core.dependencies.causedBy($0) } ?? core.dependencies
         return try await StoreDependencies.$bound.withValue(dependencies, operation: operation)
     }
 }

@@ -30,34 +30,14 @@ public struct StoreDependencies: Sendable {
         case test
     }
 
+    /// Everything a container holds, in one immutable object: copying a container is one retain, and setting a key
+    /// makes a new storage (keys are set when a store is configured, read on every use).
     @usableFromInline
-    struct Entry: Sendable {
-        @usableFromInline
-        let id: ObjectIdentifier
-        @usableFromInline
-        let box: any AnyObject & Sendable
-
-        @usableFromInline
-        init(id: ObjectIdentifier, box: any AnyObject & Sendable) {
-            self.id = id
-            self.box = box
-        }
-    }
-
-    /// The keys that were set, in the order they were first set. A linear scan beats hashing for the few keys that
-    /// a store sets, and reading an element is a load and a compare.
-    @usableFromInline
-    var entries: ContiguousArray<Entry> = []
-    /// `nil` in a live context.
-    @usableFromInline
-    let testContext: DependencyTestContext?
-    /// The action whose side effect is running, in a test context only (for the report of a missing test value).
-    @usableFromInline
-    var action: (any Sendable)?
+    var storage: DependencyStorage
 
     /// An empty live container: every key reads its ``StoreDependencyKey/liveValue``.
     public init() {
-        testContext = nil
+        storage = DependencyStorage.emptyLive
     }
 
     /// A live container with the keys that `configure` sets.
@@ -70,8 +50,8 @@ public struct StoreDependencies: Sendable {
         try configure(&self)
     }
 
-    private init(testContext: DependencyTestContext) {
-        self.testContext = testContext
+    init(storage: DependencyStorage) {
+        self.storage = storage
     }
 
     /// A container for a test: a key that was not set reads its ``StoreDependencyKey/testValue``.
@@ -90,7 +70,7 @@ public struct StoreDependencies: Sendable {
         onMissingTestValue: (@Sendable (MissingTestValue) -> Void)? = nil,
         _ configure: (inout StoreDependencies) throws -> Void
     ) rethrows -> StoreDependencies {
-        var dependencies = StoreDependencies(testContext: DependencyTestContext(onMissingTestValue: onMissingTestValue))
+        var dependencies = test(onMissingTestValue: onMissingTestValue)
         try configure(&dependencies)
         return dependencies
     }
@@ -99,12 +79,13 @@ public struct StoreDependencies: Sendable {
     ///
     /// - Parameter onMissingTestValue: Called for each read of a key that has no test value and was not set.
     public static func test(onMissingTestValue: (@Sendable (MissingTestValue) -> Void)? = nil) -> StoreDependencies {
-        StoreDependencies(testContext: DependencyTestContext(onMissingTestValue: onMissingTestValue))
+        let context = DependencyTestContext(onMissingTestValue: onMissingTestValue)
+        return StoreDependencies(storage: DependencyStorage(entries: [], testContext: context, action: nil))
     }
 
     /// Whether a key that was not set reads its live or its test value.
     public var context: Context {
-        testContext == nil ? .live : .test
+        storage.testContext == nil ? .live : .test
     }
 
     /// The dependency of `key`: the value set in this container, or else the key's live or test value.
@@ -113,33 +94,22 @@ public struct StoreDependencies: Sendable {
     @inlinable
     public subscript<Key: StoreDependencyKey>(key: Key.Type) -> Key.Value {
         get {
-            let id = ObjectIdentifier(key)
-            for entry in entries where entry.id == id {
-                return unsafeDowncast(entry.box, to: DependencyBox<Key.Value>.self).value
+            if let value = storage.value(ifSet: key) {
+                return value
             }
-            if let testContext {
-                return testContext.value(key, action: action)
+            if let testContext = storage.testContext {
+                return testContext.value(key, action: storage.action)
             }
             return Self.liveValue(of: key)
         }
         set {
-            let id = ObjectIdentifier(key)
-            let entry = Entry(id: id, box: DependencyBox(newValue))
-            if let index = entries.firstIndex(where: { $0.id == id }) {
-                entries[index] = entry
-            } else {
-                entries.append(entry)
-            }
+            storage = storage.setting(DependencyBox(newValue), for: ObjectIdentifier(key))
         }
     }
 
     /// The value of `key` if it was set in this container.
     func valueIfSet<Key: StoreDependencyKey>(_ key: Key.Type) -> Key.Value? {
-        let id = ObjectIdentifier(key)
-        for entry in entries where entry.id == id {
-            return unsafeDowncast(entry.box, to: DependencyBox<Key.Value>.self).value
-        }
-        return nil
+        storage.value(ifSet: key)
     }
 
     /// The live value of `key`; a live value that cannot be built stops the program, naming the key.
@@ -160,6 +130,15 @@ public struct StoreDependencies: Sendable {
     /// Whether nothing was set and the context is live: a store with these dependencies need not bind them.
     @inlinable
     var isEmptyLive: Bool {
-        entries.isEmpty && testContext == nil
+        storage.entries.isEmpty && storage.testContext == nil
+    }
+
+    /// These dependencies with `action` recorded as the cause of reads, in a test context (for the report of a
+    /// missing test value); in a live context, these dependencies.
+    func causedBy(_ action: (any Sendable)?) -> StoreDependencies {
+        guard storage.testContext != nil else { return self }
+        return StoreDependencies(
+            storage: DependencyStorage(entries: storage.entries, testContext: storage.testContext, action: action)
+        )
     }
 }

@@ -27,6 +27,9 @@ extension Store {
         middleware: [Middleware<State, Action>] = [],
         dependencies: StoreDependencies
     ) {
+        // The innermost `next` is created here, in the caller's module, so that it runs code specialized for the
+        // caller's `State` and `Action`. Created in the unspecialized initializer, it spent about 1,100
+        // instructions per action on generic metadata lookups (callgrind, one pass-through middleware).
         self.init(
             initialState: initialState,
             reducer: reducer,

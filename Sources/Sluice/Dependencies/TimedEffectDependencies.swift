@@ -24,11 +24,7 @@ extension MiddlewareAPI {
     /// ``runUnlessCancelled(_:_:)`` with the store's dependencies bound to ``StoreDependencies/current``.
     @usableFromInline
     func runWithDependenciesUnlessCancelled(_ handler: SideEffect<State, Action>.Handler, _ action: Action) {
-        var dependencies = core.dependencies
-        if dependencies.testContext != nil {
-            dependencies.action = action
-        }
-        StoreDependencies.$bound.withValue(dependencies) {
+        StoreDependencies.$bound.withValue(core.dependencies.causedBy(action)) {
             runUnlessCancelled(handler, action)
         }
     }
