@@ -69,6 +69,15 @@ import Testing
                 "count is now 1", "increment -> count 1", "count is now 42", "add(41) -> count 42",
             ]
         )
+        // Services and dependencies: the audit side effect, at once and 5 virtual seconds later.
+        let printed = READMESnippets.printed.current
+        let audits = printed.filter { $0.hasPrefix("increment as ") }
+        #expect(
+            audits == [
+                "increment as 00000000-0000-0000-0000-000000000000 at 0.0",
+                "increment as 00000000-0000-0000-0000-000000000001 at 0.0",
+            ]
+        )
     }
 
     /// The articles whose examples are self-contained run too; their example tests record their failures here.

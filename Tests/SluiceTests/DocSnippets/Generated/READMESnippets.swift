@@ -66,7 +66,28 @@ enum READMESnippets {
         store.cancel(id: "poll")
         _ = total
 
-        // README.md:196
+        // README.md:130
+        let audit = SideEffect<AppState, AppAction> { action, api in
+            print("\(action) as \(api.dependencies.makeID()) at \(api.dependencies.date.now.timeIntervalSince1970)")
+        }
+
+        let scheduler = TestScheduler()
+        let audited = Store<AppState, AppAction>(
+            initialState: AppState(),
+            reducer: counter,
+            middleware: [Middleware(audit), Middleware(Middlewares.delay(.seconds(5), audit))],
+            dependencies: .test {
+                $0.date = .constant(Date(timeIntervalSince1970: 0))
+                $0.clock = scheduler                          // every throttle, debounce and delay of the store
+            }
+        )
+        audited.dispatch(.increment)  // "increment as 00000000-0000-0000-0000-000000000000 at 0.0"
+        scheduler.advance(by: .seconds(5))  // "increment as 00000000-0000-0000-0000-000000000001 at 0.0"
+        _ = audit
+        _ = scheduler
+        _ = audited
+
+        // README.md:228
         do {
             let report = Middlewares.throttle(.seconds(1)) { (action: AppAction, api: MiddlewareAPI<AppState, AppAction>) in
                 print("count is", api.state.count)  // at most once a second, however many actions arrive
@@ -76,7 +97,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:227
+        // README.md:259
         do {
             let store = Store<AppState, AppAction>(
                 initialState: AppState(),
@@ -86,7 +107,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:267
+        // README.md:299
         func addAddsTheAmount() {
             let next = counter(AppState(), .add(41))
             #expect(next.count == 41)
@@ -94,7 +115,7 @@ enum READMESnippets {
         }
         addAddsTheAmount()
 
-        // README.md:279
+        // README.md:311
         func everyActionIsLogged() {
             let lines = Recorder<String>()  // a small lock-guarded array of your test support code
             let store = Store<AppState, AppAction>(
@@ -108,7 +129,7 @@ enum READMESnippets {
         }
         everyActionIsLogged()
 
-        // README.md:298
+        // README.md:330
         func reportIsDebounced() {
             let scheduler = TestScheduler()
             let reports = Recorder<Int>()
