@@ -99,6 +99,13 @@ private func greeterName() -> String {
         #expect(one.dependencies.greeter.name == "one")
     }
 
+    @Test func aScopedStoreSeesItsStoresDependencies() {
+        let store = makeStore(StoreDependencies { $0.greeter = NamedGreeter(name: "parent") })
+        let scoped = store.scope(\.count)
+        #expect(scoped.dependencies.greeter.name == "parent")
+        #expect(store.scope(\.log).scope(\.count).dependencies.greeter.name == "parent")
+    }
+
     @Test func middlewareSeesTheStoresDependenciesNotARegionAroundTheDispatch() {
         let seen = Locked<[String]>([])
         let store = makeStore(
