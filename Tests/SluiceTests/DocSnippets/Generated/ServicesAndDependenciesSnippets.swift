@@ -41,7 +41,7 @@ enum ServicesAndDependenciesSnippets {
         _ = expireUnpaid
         _ = store
 
-        // Sources/Sluice/Sluice.docc/ServicesAndDependencies.md:115
+        // Sources/Sluice/Sluice.docc/ServicesAndDependencies.md:116
         struct DecliningGateway: PaymentGateway {
             func charge(_ cents: Int, orderID: Int) async throws -> String {
                 throw PaymentDeclined()
@@ -68,7 +68,7 @@ enum ServicesAndDependenciesSnippets {
         }
         await anUnpaidOrderExpires()
 
-        // Sources/Sluice/Sluice.docc/ServicesAndDependencies.md:155
+        // Sources/Sluice/Sluice.docc/ServicesAndDependencies.md:156
         struct RetryingGateway: PaymentGateway {
             let base: any PaymentGateway
             func charge(_ cents: Int, orderID: Int) async throws -> String {
