@@ -44,7 +44,10 @@ let package = Package(
 
 // One executable target per area, at `Benchmarks/<Area>/<Area>.swift`. (`DispatchPath`, not `Dispatch`: a module
 // of that name would hide the Dispatch library.)
-for area in ["Floors", "DispatchPath", "Subscribers", "LargeState", "Concurrency", "Modifiers", "ChildReducers", "Journal"] {
+for area in [
+    "Floors", "DispatchPath", "Subscribers", "LargeState", "Concurrency", "Modifiers", "ChildReducers", "Journal",
+    "Dependencies",
+] {
     package.targets.append(
         .executableTarget(
             name: area,

@@ -1,6 +1,6 @@
 import Dispatch
 public import Foundation
-import Sluice
+public import Sluice
 
 /// What a run of the demo did and found.
 public struct DemoSummary: Sendable {
@@ -119,8 +119,15 @@ public func demoOrder(id: Int) -> Order {
 
 /// Runs the order-processing scenario and returns what happened.
 ///
-/// - Parameter snapshotDirectory: Where the snapshot is written; the folder is created if needed and kept.
-public func runDemo(_ options: DemoOptions, snapshotDirectory: URL) -> DemoSummary {
+/// - Parameters:
+///   - snapshotDirectory: Where the snapshot is written; the folder is created if needed and kept.
+///   - dependencies: The services of the store (its price service, say); the snapshot store is set to
+///     `snapshotDirectory`.
+public func runDemo(
+    _ options: DemoOptions,
+    snapshotDirectory: URL,
+    dependencies: StoreDependencies = StoreDependencies()
+) -> DemoSummary {
     let directory = snapshotDirectory
     try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     let snapshotURL = directory.appendingPathComponent("state.json")
@@ -166,30 +173,34 @@ public func runDemo(_ options: DemoOptions, snapshotDirectory: URL) -> DemoSumma
         )
     }
     // A debounced snapshot writer: 50 ms after the last action, and at least every 500 ms under load, write the
-    // state as JSON, atomically, on the debounce's queue (never inside a dispatch). Shutdown writes the last one.
+    // state as JSON, atomically, to the store's snapshot store (a dependency), on the debounce's queue (never inside
+    // a dispatch). Shutdown writes the last one.
     let snapshot = Middlewares.debounce(.milliseconds(50), maxWait: .milliseconds(500), runs: .onScheduler) {
         (_: ServiceAction, api: MiddlewareAPI<ServiceState, ServiceAction>) in
         do {
-            try writeSnapshot(api.state, to: snapshotURL)
+            try api.dependencies.snapshotStore.write(api.state)
             counters.snapshots.increment()
         } catch {
             counters.snapshotErrors.increment()
         }
     }
-    // A takeLatest quote lookup: a newer request supersedes the one in flight, whose result is then dropped.
+    // A takeLatest quote lookup: a newer request supersedes the one in flight, whose result is then dropped. The
+    // price comes from the store's price service (a dependency), through a helper that reads it from the task.
+    @Sendable func price(of sku: String, requestID: Int) async throws -> Int {
+        try await StoreDependencies.current.priceService.price(of: sku, requestID: requestID)
+    }
     let quotes = Middlewares.filter(
         { (action: ServiceAction) in if case .requestQuote = action { true } else { false } },
         Middlewares.takeLatest { (action: ServiceAction, api: MiddlewareAPI<ServiceState, ServiceAction>) async in
             guard case .requestQuote(let sku, let requestID) = action else { return }
             counters.lookupsStarted.increment()
-            try? await Task.sleep(for: .milliseconds(2))  // the price service's latency
-            if Task.isCancelled {
+            guard let priceCents = try? await price(of: sku, requestID: requestID), !Task.isCancelled else {
                 counters.lookupsSuperseded.increment()
                 return
             }
             // A newer request can supersede this run between the check above and this dispatch; the store then
             // drops the result, and says so. Count only what it accepted, so "every action reduced once" is exact.
-            if api.dispatch(.quoteReceived(sku, requestID: requestID, priceCents: 100 + requestID % 900)) {
+            if api.dispatch(.quoteReceived(sku, requestID: requestID, priceCents: priceCents)) {
                 counters.lookupsCompleted.increment()
             } else {
                 counters.lookupsSuperseded.increment()
@@ -204,6 +215,10 @@ public func runDemo(_ options: DemoOptions, snapshotDirectory: URL) -> DemoSumma
         sampling: .every(max(1, options.orders * actionsPerOrder / 6)),
         sink: { line in excerpt.append("log      " + line) }
     )
+    // The store's services: the price service that the caller gave (the simulated one by default), and the
+    // snapshot store in `snapshotDirectory`.
+    var services = dependencies
+    services.snapshotStore = SnapshotStore(url: snapshotURL)
     let store = Store<ServiceState, ServiceAction>(
         initialState: ServiceState(stock: demoCatalogue),
         reducer: serviceReducer,
@@ -214,7 +229,8 @@ public func runDemo(_ options: DemoOptions, snapshotDirectory: URL) -> DemoSumma
             Middleware(reporter),
             Middleware(snapshot),
             Middleware(quotes),
-        ]
+        ],
+        dependencies: services
     )
     let stockWatch = store.subscribe(to: \.inventory.stock) { stock in
         if stock.values.contains(where: { $0 < 0 }) { negativeStock.increment() }

@@ -113,6 +113,26 @@ import Testing
         #expect(!summary.logExcerpt.isEmpty)
     }
 
+    /// The quote lookup takes its prices from the store's price service, which the caller replaces.
+    @Test func quotesComeFromTheStoresPriceService() async throws {
+        struct FixedPrice: PriceService {
+            func price(of sku: String, requestID: Int) async throws -> Int { 777 }
+        }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-demo-test-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let summary = await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                let options = DemoOptions(orders: 2_000, producers: 4, quiet: true)
+                let services = StoreDependencies { $0.priceService = FixedPrice() }
+                continuation.resume(returning: runDemo(options, snapshotDirectory: directory, dependencies: services))
+            }
+        }
+        #expect(summary.passed, "\(summary.report)")
+        let prices = summary.finalState.quotes.lastPriceCents
+        #expect(!prices.isEmpty)
+        #expect(prices.values.allSatisfy { $0 == 777 }, "\(prices)")
+    }
+
     /// The check "every action reduced once" once failed in a third of the demo's runs: a quote lookup counted
     /// itself completed, then a newer request superseded it before its dispatch, which the store dropped. 30 runs
     /// of the default configuration's mix (4 producers, every module, every modifier) at a smaller size, with a

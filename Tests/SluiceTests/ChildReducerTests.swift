@@ -30,13 +30,13 @@ private let orderReducer = Reducer<Order, OrderAction>(mutating: { order, action
     }
 })
 
-private struct Shop: Sendable {
+private struct ChildShop: Sendable {
     var byID: [Int: Order] = [:]
     var list: [Order] = []
     var current: Order?
 }
 
-private enum ShopAction: Sendable, Equatable {
+private enum ChildShopAction: Sendable, Equatable {
     case byID(Int, OrderAction)
     case list(Int, OrderAction)
     case current(OrderAction)
@@ -56,7 +56,7 @@ private func arrayAddress<Element>(_ array: [Element]) -> UInt {
 @Suite struct ChildReducerTests {
     private func shopReducer(
         _ unmatched: Locked<[UnmatchedChildAction]>? = nil
-    ) -> Reducer<Shop, ShopAction> {
+    ) -> Reducer<ChildShop, ChildShopAction> {
         var report = UnmatchedChildAction.debugReport
         if let unmatched {
             report = { unmatched.append($0) }
@@ -83,8 +83,8 @@ private func arrayAddress<Element>(_ array: [Element]) -> UInt {
         )
     }
 
-    private func shop(orders: Int, reserve: Int = 0) -> Shop {
-        var shop = Shop()
+    private func shop(orders: Int, reserve: Int = 0) -> ChildShop {
+        var shop = ChildShop()
         for id in 0..<orders {
             shop.byID[id] = Order(id: id, reserve: reserve)
             shop.list.append(Order(id: id, reserve: reserve))
@@ -123,7 +123,7 @@ private func arrayAddress<Element>(_ array: [Element]) -> UInt {
 
     @Test func actionsThatTheExtractRejectsAreSkippedWithoutAReport() {
         let unmatched = Locked<[UnmatchedChildAction]>([])
-        let store = Store(initialState: Shop(), reducer: shopReducer(unmatched))
+        let store = Store(initialState: ChildShop(), reducer: shopReducer(unmatched))
         store.dispatch(.other)
         #expect(unmatched.current.isEmpty)
     }
@@ -138,7 +138,7 @@ private func arrayAddress<Element>(_ array: [Element]) -> UInt {
         let reports = unmatched.current
         #expect(reports.map(\.reason) == [.missingElement, .missingElement])
         #expect(reports.map { $0.key as? Int } == [9, 8])
-        #expect(reports.map { $0.action as? ShopAction } == [.byID(9, .add(1)), .list(8, .add(1))])
+        #expect(reports.map { $0.action as? ChildShopAction } == [.byID(9, .add(1)), .list(8, .add(1))])
         #expect(reports.allSatisfy { $0.fileID == "SluiceTests/ChildReducerTests.swift" })
         #expect(reports.first?.description.hasPrefix("Sluice: forEach at SluiceTests/ChildReducerTests.swift:") == true)
         #expect(
@@ -150,7 +150,7 @@ private func arrayAddress<Element>(_ array: [Element]) -> UInt {
 
     @Test func anActionForANilPartIsIgnoredAndReported() {
         let unmatched = Locked<[UnmatchedChildAction]>([])
-        let store = Store(initialState: Shop(), reducer: shopReducer(unmatched))
+        let store = Store(initialState: ChildShop(), reducer: shopReducer(unmatched))
         store.dispatch(.current(.add(1)))
         #expect(store.state.current == nil)
         let reports = unmatched.current
@@ -162,7 +162,7 @@ private func arrayAddress<Element>(_ array: [Element]) -> UInt {
 
     @Test func theDefaultHandlerNeverStopsTheProgram() {
         // Writes a line to standard error in this debug build; the state stays as it was.
-        let store = Store(initialState: Shop(), reducer: shopReducer())
+        let store = Store(initialState: ChildShop(), reducer: shopReducer())
         store.dispatch(.byID(1, .add(1)))
         store.dispatch(.list(1, .add(1)))
         store.dispatch(.current(.add(1)))
@@ -207,7 +207,7 @@ private func arrayAddress<Element>(_ array: [Element]) -> UInt {
 
     @Test func theAddressCheckSeesACopyOfTheDictionary() {
         // The same check as above, on a reducer that copies the dictionary: it would catch a copy in forEach.
-        let copying = Reducer<Shop, ShopAction>(mutating: { state, action in
+        let copying = Reducer<ChildShop, ChildShopAction>(mutating: { state, action in
             guard case .byID(let id, let local) = action else { return }
             var copy = state.byID
             orderReducer.reduce(into: &copy[id]!, local)

@@ -29,8 +29,8 @@ import Testing
 //   goes in Tests/SluiceTests/DocSnippets/<Document>Setup.swift, as members of an extension of the document's enum.
 // - Rewrites, so that fragments compile as written: `import` lines move to the top of the file (the file always
 //   imports Foundation, Sluice, SluiceTesting and Testing); `@Test` in front of a function at the block's top
-//   level is dropped (a local function cannot be a test) and a call of the function follows the block, so that
-//   a test that runs `snippets()` runs the document's tests too; and every `let`/`var` at a block's top level is
+//   level is dropped (a local function cannot be a test) and a call of the function (`await` for an `async` one)
+//   follows the block, so that a test that runs `snippets()` runs the document's tests too; and every `let`/`var` at a block's top level is
 //   followed by `_ = name`, so that a value the example only shows is not an unused variable warning.
 // - Documents whose snippets run (their examples do what the prose says): README.md, ReducerComposition.md and
 //   TestingWithTestScheduler.md (`readmeSnippetsRun` and `articleSnippetsRun` below). The others need a service, an endless loop or output on
@@ -67,6 +67,15 @@ import Testing
         #expect(
             READMESnippets.printed.current.prefix(4) == [
                 "count is now 1", "increment -> count 1", "count is now 42", "add(41) -> count 42",
+            ]
+        )
+        // Services and dependencies: the audit side effect, at once and 5 virtual seconds later.
+        let printed = READMESnippets.printed.current
+        let audits = printed.filter { $0.hasPrefix("increment as ") }
+        #expect(
+            audits == [
+                "increment as 00000000-0000-0000-0000-000000000000 at 0.0",
+                "increment as 00000000-0000-0000-0000-000000000001 at 0.0",
             ]
         )
     }

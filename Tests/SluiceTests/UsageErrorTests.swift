@@ -206,6 +206,62 @@ import Testing
     }
 }
 
+extension UsageErrorTests {
+    @Test func missingTestValueWithoutAHandler() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = StoreDependencies.test()[DependencyWithoutTestValue.self]
+        }
+        expectMessage(
+            result,
+            "Sluice usage error: StoreDependencies: DependencyWithoutTestValue has no test value and was read in a "
+                + "test context. Declare a `testValue` for DependencyWithoutTestValue, or set this dependency in the "
+                + "test's dependencies."
+        )
+    }
+
+    @Test func liveValueThatCannotBeBuilt() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = StoreDependencies()[DependencyThatCannotBeBuilt.self]
+        }
+        expectMessage(
+            result,
+            "Sluice usage error: StoreDependencies: the live value of DependencyThatCannotBeBuilt could not be "
+                + "built: no API key in the environment."
+        )
+    }
+
+    @Test func testValueThatCannotBeBuilt() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = StoreDependencies.test()[DependencyThatCannotBeBuilt.self]
+        }
+        expectMessage(
+            result,
+            "Sluice usage error: StoreDependencies: the test value of DependencyThatCannotBeBuilt could not be "
+                + "built: no API key in the environment."
+        )
+    }
+
+    /// A store whose dependencies hold a key that cannot be built is created, and works, until the key is read.
+    @Test func aBrokenLiveValueDoesNotStopStoreCreation() {
+        let store = Store<TestState, TestAction>(
+            initialState: TestState(),
+            reducer: testReducer,
+            dependencies: StoreDependencies()
+        )
+        store.dispatch(.increment)
+        #expect(store.state.count == 1)
+    }
+}
+
+enum DependencyWithoutTestValue: StoreDependencyKey {
+    static let liveValue = 1
+}
+
+enum DependencyThatCannotBeBuilt: StoreDependencyKey {
+    static var liveValue: Int { get throws { throw BrokenConfiguration() } }
+    static var testValue: Int { get throws { throw BrokenConfiguration() } }
+}
+
 /// Checks that the process's standard error holds `message`.
 func expectMessage(
     _ result: ExitTest.Result?,

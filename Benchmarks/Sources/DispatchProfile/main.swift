@@ -5,8 +5,9 @@
 //
 // Arguments: the scenario (`plain`, `middleware`, `subscribers`, `keyed`, `modules`, `floor`, the modifiers
 // `filter`, `throttle` (every action dropped), `throttle-runs` (every action runs the effect), `debounce`,
-// `effect`, and `reading` (`dispatch(_:reading:)` through N middleware), `read` and `api-read` (borrowed reads, no
-// dispatch)), its size (middleware, subscriber or module count; ignored by the modifiers and the reads), and the
+// `effect`, `reading` (`dispatch(_:reading:)` through N middleware), `read` and `api-read` (borrowed reads, no
+// dispatch), and `dependencies` / `dependency-read`: a store with four dependencies set, of which none / one is read
+// per action), its size (middleware, subscriber or module count; ignored by the modifiers and the reads), and the
 // number of dispatches (or reads). Compare two instruction totals (say, 100,000 and 200,000
 // dispatches) to get the instructions of one dispatch; `callgrind_annotate` shows where they go.
 
@@ -32,6 +33,17 @@ let reducer = Reducer<Counter, Int> { state, action in
 let passThrough = Middleware<Counter, Int> { _ in
     { next in
         { action in next(action) }
+    }
+}
+
+enum ServiceKey: StoreDependencyKey {
+    static let liveValue = 0
+}
+
+extension StoreDependencies {
+    var service: Int {
+        get { self[ServiceKey.self] }
+        set { self[ServiceKey.self] = newValue }
     }
 }
 
@@ -130,6 +142,29 @@ case "filter", "throttle", "throttle-runs", "debounce", "effect":
     default: middleware = Middleware(effect)
     }
     let store = Store(initialState: Counter(), reducer: reducer, middleware: [middleware])
+    for _ in 0..<count {
+        store.dispatch(1)
+    }
+    consume(store.state)
+case "dependencies", "dependency-read":
+    // A store with four dependencies set and `size` middleware; with `dependency-read`, the first middleware reads
+    // one of them for every action.
+    let dependencies = StoreDependencies {
+        $0.makeID = .incrementing()
+        $0.random = .seeded(1)
+        $0.date = .live
+        $0.service = 42
+    }
+    let reading = Middleware<Counter, Int> { api in
+        { next in
+            { action in next(action &+ api.dependencies.service) }
+        }
+    }
+    var middleware = Array(repeating: passThrough, count: size)
+    if scenario == "dependency-read", !middleware.isEmpty {
+        middleware[0] = reading
+    }
+    let store = Store(initialState: Counter(), reducer: reducer, middleware: middleware, dependencies: dependencies)
     for _ in 0..<count {
         store.dispatch(1)
     }

@@ -242,7 +242,7 @@ extension StoreCore {
             do {
                 return try await storeWork.track(workToken) {
                     try await withTaskCancellationHandler {
-                        try await work(api)
+                        try await api.withDependenciesBound(for: nil) { try await work(api) }
                     } onCancel: {
                         cancellation.cancel()
                     }

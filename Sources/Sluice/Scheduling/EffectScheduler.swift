@@ -76,15 +76,28 @@ private final class LockedWork: @unchecked Sendable {
 public struct DispatchQueueScheduler: EffectScheduler {
     /// The queue the work runs on.
     public let queue: DispatchQueue
+    /// Whether a time modifier given this scheduler by default uses the store's clock instead, when the store's
+    /// dependencies set one (see ``StoreDependencies/clock``).
+    @usableFromInline
+    let prefersStoreClock: Bool
 
     /// A scheduler on `queue`.
     public init(queue: DispatchQueue) {
         self.queue = queue
+        prefersStoreClock = false
     }
 
     /// A scheduler on a new serial queue of its own.
     public init() {
         queue = DispatchQueue(label: "sluice.effect-scheduler")
+        prefersStoreClock = false
+    }
+
+    /// The default of the time modifiers: the store's clock if its dependencies set one, else a new serial queue.
+    @usableFromInline
+    init(prefersStoreClock: Bool) {
+        queue = DispatchQueue(label: "sluice.effect-scheduler")
+        self.prefersStoreClock = prefersStoreClock
     }
 
     /// `DispatchTime.now()`.
@@ -105,6 +118,13 @@ extension EffectScheduler where Self == DispatchQueueScheduler {
     /// A scheduler that runs work on `queue`.
     public static func queue(_ queue: DispatchQueue) -> DispatchQueueScheduler {
         DispatchQueueScheduler(queue: queue)
+    }
+
+    /// The default scheduler of a time modifier: the store's ``StoreDependencies/clock`` when the store's
+    /// dependencies set one, else a serial queue of the modifier's own.
+    @usableFromInline
+    static var storeClockOrOwnQueue: DispatchQueueScheduler {
+        DispatchQueueScheduler(prefersStoreClock: true)
     }
 }
 

@@ -37,7 +37,7 @@ extension Middlewares {
         _ interval: DispatchTimeInterval,
         maxWait: DispatchTimeInterval = .never,
         runs placement: RunPlacement = .inDispatch,
-        on scheduler: any EffectScheduler = DispatchQueueScheduler(),
+        on scheduler: any EffectScheduler = .storeClockOrOwnQueue,
         _ effect: SideEffect<State, Action>
     ) -> SideEffect<State, Action> {
         let maxWaitNanoseconds = checkedMaxWait(maxWait, interval: interval)
@@ -53,7 +53,7 @@ extension Middlewares {
         _ interval: DispatchTimeInterval,
         maxWait: DispatchTimeInterval = .never,
         runs placement: RunPlacement = .inDispatch,
-        on scheduler: any EffectScheduler = DispatchQueueScheduler(),
+        on scheduler: any EffectScheduler = .storeClockOrOwnQueue,
         _ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) -> Void
     ) -> SideEffect<State, Action> {
         debounce(interval, maxWait: maxWait, runs: placement, on: scheduler, SideEffect(run))

@@ -22,7 +22,7 @@ extension Middlewares {
     public static func delay<State, Action>(
         _ interval: DispatchTimeInterval,
         runs placement: RunPlacement = .inDispatch,
-        on scheduler: any EffectScheduler = DispatchQueueScheduler(),
+        on scheduler: any EffectScheduler = .storeClockOrOwnQueue,
         _ effect: SideEffect<State, Action>
     ) -> SideEffect<State, Action> {
         effect.timed(interval, "Middlewares.delay", runs: placement, on: scheduler) { DelayStateMachine(interval: $0) }
@@ -34,7 +34,7 @@ extension Middlewares {
     public static func delay<State, Action>(
         _ interval: DispatchTimeInterval,
         runs placement: RunPlacement = .inDispatch,
-        on scheduler: any EffectScheduler = DispatchQueueScheduler(),
+        on scheduler: any EffectScheduler = .storeClockOrOwnQueue,
         _ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) -> Void
     ) -> SideEffect<State, Action> {
         delay(interval, runs: placement, on: scheduler, SideEffect(run))

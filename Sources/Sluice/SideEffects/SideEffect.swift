@@ -82,7 +82,9 @@ public struct SideEffect<State: Sendable, Action: Sendable>: Sendable {
                     running.increment()
                     task.start {
                         do {
-                            try await work.track(token) { try await run(action, api) }
+                            try await work.track(token) {
+                                try await api.withDependenciesBound(for: action) { try await run(action, api) }
+                            }
                         } catch {
                             work.report(error, wasCancelled: cancellation.isCancelled) {
                                 EffectFailure(error: error, source: .sideEffect, action: action)

@@ -39,7 +39,7 @@ extension Middlewares {
         leading: Bool = true,
         trailing: Bool = false,
         runs placement: RunPlacement = .inDispatch,
-        on scheduler: any EffectScheduler = DispatchQueueScheduler(),
+        on scheduler: any EffectScheduler = .storeClockOrOwnQueue,
         _ effect: SideEffect<State, Action>
     ) -> SideEffect<State, Action> {
         if !leading && !trailing {
@@ -57,7 +57,7 @@ extension Middlewares {
         leading: Bool = true,
         trailing: Bool = false,
         runs placement: RunPlacement = .inDispatch,
-        on scheduler: any EffectScheduler = DispatchQueueScheduler(),
+        on scheduler: any EffectScheduler = .storeClockOrOwnQueue,
         _ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) -> Void
     ) -> SideEffect<State, Action> {
         throttle(interval, leading: leading, trailing: trailing, runs: placement, on: scheduler, SideEffect(run))
@@ -73,7 +73,7 @@ extension Middlewares {
     public static func throttle<State, Action>(
         _ interval: DispatchTimeInterval,
         latest: Bool,
-        on scheduler: any EffectScheduler = DispatchQueueScheduler(),
+        on scheduler: any EffectScheduler = .storeClockOrOwnQueue,
         _ effect: SideEffect<State, Action>
     ) -> SideEffect<State, Action> {
         throttle(interval, leading: true, trailing: latest, on: scheduler, effect)
@@ -84,7 +84,7 @@ extension Middlewares {
     public static func throttle<State, Action>(
         _ interval: DispatchTimeInterval,
         latest: Bool,
-        on scheduler: any EffectScheduler = DispatchQueueScheduler(),
+        on scheduler: any EffectScheduler = .storeClockOrOwnQueue,
         _ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) -> Void
     ) -> SideEffect<State, Action> {
         throttle(interval, leading: true, trailing: latest, on: scheduler, SideEffect(run))

@@ -17,7 +17,8 @@ extension Store {
         let core = self.core
         return ScopedStore(
             source: StateSource(core: core, keyPath: keyPath),
-            dispatch: { action in core.dispatchFromAPI(action) }
+            dispatch: { action in core.dispatchFromAPI(action) },
+            dependencies: core.dependencies
         )
     }
 }
@@ -34,10 +35,13 @@ extension Store {
 public struct ScopedStore<State: Equatable & Sendable, Action: Sendable>: Sendable {
     let source: StateSource<State>
     let send: DispatchFunction<Action>
+    /// The services of the store; see ``StoreDependencies``.
+    public let dependencies: StoreDependencies
 
-    init(source: StateSource<State>, dispatch: @escaping DispatchFunction<Action>) {
+    init(source: StateSource<State>, dispatch: @escaping DispatchFunction<Action>, dependencies: StoreDependencies) {
         self.source = source
         self.send = dispatch
+        self.dependencies = dependencies
     }
 
     /// The current value of this part of the state.
@@ -116,7 +120,7 @@ public struct ScopedStore<State: Equatable & Sendable, Action: Sendable>: Sendab
     public func scope<ChildState: Equatable & Sendable>(
         _ keyPath: any KeyPath<State, ChildState> & Sendable
     ) -> ScopedStore<ChildState, Action> {
-        ScopedStore<ChildState, Action>(source: source.map(keyPath), dispatch: send)
+        ScopedStore<ChildState, Action>(source: source.map(keyPath), dispatch: send, dependencies: dependencies)
     }
 }
 

@@ -75,7 +75,7 @@ extension Store {
             initialState: initialState,
             reducer: reducer,
             middleware: middleware,
-            innermost: { core in { action in core.reduceFromChain(action) } },
+            dependencies: StoreDependencies.current,
             onEffectError: onEffectError
         )
     }

@@ -93,6 +93,9 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     let work = StoreWork()
     /// The tasks of asynchronous side effects that are running (for the test store).
     let sideEffectTasks = RunningTaskCount()
+    /// The services of the store; never read on the dispatch path.
+    @usableFromInline
+    let dependencies: StoreDependencies
 
     @usableFromInline
     struct Subscriber: Sendable {
@@ -102,10 +105,15 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         let notify: @Sendable (State) -> Void
     }
 
-    init(initialState: consuming State, reduce: @escaping @Sendable (inout State, Action) -> Void) {
+    init(
+        initialState: consuming State,
+        reduce: @escaping @Sendable (inout State, Action) -> Void,
+        dependencies: StoreDependencies = StoreDependencies()
+    ) {
         statePointer = .allocate(capacity: 1)
         statePointer.initialize(to: initialState)
         self.reduce = reduce
+        self.dependencies = dependencies
     }
 
     deinit {

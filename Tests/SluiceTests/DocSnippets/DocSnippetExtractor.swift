@@ -105,7 +105,7 @@ struct DocSnippetExtractor {
                     continue
                 }
                 if let name = declaredName(line) { declared.append(name) }
-                if let name = testFunction(line) { tests.append(name) }
+                if let call = testFunction(line) { tests.append(call) }
                 code.append(withoutTestAttribute(line))
             }
             // Leading and trailing blank lines left by a moved import.

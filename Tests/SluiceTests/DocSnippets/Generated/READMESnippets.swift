@@ -76,7 +76,28 @@ enum READMESnippets {
         store.cancel(id: "poll")
         _ = total
 
-        // README.md:212
+        // README.md:147
+        let audit = SideEffect<AppState, AppAction> { action, api in
+            print("\(action) as \(api.dependencies.makeID()) at \(api.dependencies.date.now.timeIntervalSince1970)")
+        }
+
+        let scheduler = TestScheduler()
+        let audited = Store<AppState, AppAction>(
+            initialState: AppState(),
+            reducer: counter,
+            middleware: [Middleware(audit), Middleware(Middlewares.delay(.seconds(5), audit))],
+            dependencies: .test {
+                $0.date = .constant(Date(timeIntervalSince1970: 0))
+                $0.clock = scheduler                          // every throttle, debounce and delay of the store
+            }
+        )
+        audited.dispatch(.increment)  // "increment as 00000000-0000-0000-0000-000000000000 at 0.0"
+        scheduler.advance(by: .seconds(5))  // "increment as 00000000-0000-0000-0000-000000000001 at 0.0"
+        _ = audit
+        _ = scheduler
+        _ = audited
+
+        // README.md:244
         do {
             let journal = try Journal(directory: dataDirectory)
             let store = try Store<Counter, CounterAction>(
@@ -91,7 +112,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:240
+        // README.md:272
         do {
             let report = Middlewares.throttle(.seconds(1)) { (action: AppAction, api: MiddlewareAPI<AppState, AppAction>) in
                 print("count is", api.state.count)  // at most once a second, however many actions arrive
@@ -101,7 +122,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:278
+        // README.md:310
         do {
             let store = Store<AppState, AppAction>(
                 initialState: AppState(),
@@ -115,7 +136,7 @@ enum READMESnippets {
             _ = report
         }
 
-        // README.md:303
+        // README.md:335
         do {
             let store = Store<AppState, AppAction>(
                 initialState: AppState(),
@@ -125,7 +146,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:352
+        // README.md:384
         func addAddsTheAmount() {
             let next = counter(AppState(), .add(41))
             #expect(next.count == 41)
@@ -133,7 +154,7 @@ enum READMESnippets {
         }
         addAddsTheAmount()
 
-        // README.md:364
+        // README.md:396
         func everyActionIsLogged() {
             let lines = Recorder<String>()  // a small lock-guarded array of your test support code
             let store = Store<AppState, AppAction>(
@@ -147,7 +168,7 @@ enum READMESnippets {
         }
         everyActionIsLogged()
 
-        // README.md:383
+        // README.md:415
         func reportIsDebounced() {
             let scheduler = TestScheduler()
             let reports = Recorder<Int>()
@@ -169,7 +190,7 @@ enum READMESnippets {
         }
         reportIsDebounced()
 
-        // README.md:412
+        // README.md:444
         do {
             struct Quote: Equatable, Sendable {
                 var symbol = ""

@@ -1,0 +1,58 @@
+/// What a container in a test context shares between its copies: the test values built so far, and the handler
+/// of reads of keys without one.
+///
+/// Test values are kept per container (and so per test store), not per process: a stateful test value (an
+/// incrementing id generator) starts afresh in each test and is shared by every read within one.
+///
+/// `@unchecked Sendable`: `values` is guarded by `lock`; the other properties are immutable.
+@usableFromInline
+final class DependencyTestContext: @unchecked Sendable {
+    private let lock = Lock()
+    private var values: [ObjectIdentifier: any AnyObject & Sendable] = [:]
+    let onMissingTestValue: (@Sendable (MissingTestValue) -> Void)?
+
+    init(onMissingTestValue: (@Sendable (MissingTestValue) -> Void)?) {
+        self.onMissingTestValue = onMissingTestValue
+    }
+
+    /// The test value of `Key`, built at its first read; a key without one is reported and read live.
+    @usableFromInline
+    func value<Key: StoreDependencyKey>(_ key: Key.Type, action: (any Sendable)?) -> Key.Value {
+        let id = ObjectIdentifier(key)
+        if let box = lock.withLock({ values[id] }) {
+            return unsafeDowncast(box, to: DependencyBox<Key.Value>.self).value
+        }
+        // Built outside the lock: a test value may read other dependencies.
+        let built: Key.Value
+        do {
+            built = try Key.testValue
+        } catch is NoTestValue {
+            let missing = MissingTestValue(key: String(describing: key), action: action)
+            guard let onMissingTestValue else { usageError(missing.message) }
+            onMissingTestValue(missing)
+            return StoreDependencies.liveValue(of: key)
+        } catch {
+            usageError("StoreDependencies: the test value of \(String(describing: key)) could not be built: \(error).")
+        }
+        let box = lock.withLock { () -> any AnyObject & Sendable in
+            if let first = values[id] { return first }  // another thread built it first: keep one value
+            let box = DependencyBox(built)
+            values[id] = box
+            return box
+        }
+        return unsafeDowncast(box, to: DependencyBox<Key.Value>.self).value
+    }
+}
+
+/// One dependency value, boxed so that a container holds values of any type in one array and reads them back
+/// without a dynamic cast.
+@usableFromInline
+final class DependencyBox<Value: Sendable>: Sendable {
+    @usableFromInline
+    let value: Value
+
+    @usableFromInline
+    init(_ value: Value) {
+        self.value = value
+    }
+}

@@ -1,0 +1,28 @@
+/// A read, in a test context, of a dependency that has no test value and was not set by the test.
+///
+/// A test store passes a handler to ``StoreDependencies/test(onMissingTestValue:_:)`` that fails the test with
+/// ``message`` (Swift Testing's `Issue.record`). The read then returns the key's live value so that the test can
+/// go on to its end; declare a ``StoreDependencyKey/testValue`` or set the dependency in the test to keep live
+/// services out of tests. Without a handler, such a read stops the program with ``message``.
+public struct MissingTestValue: Sendable, CustomStringConvertible {
+    /// The key's type name, e.g. `PaymentGatewayKey`.
+    public let key: String
+    /// The action whose side effect read the dependency, when the read went through ``StoreDependencies/current``
+    /// inside an async side effect; `nil` for other reads (a test store knows which action it is sending).
+    public let action: (any Sendable)?
+
+    init(key: String, action: (any Sendable)?) {
+        self.key = key
+        self.action = action
+    }
+
+    /// What went wrong and how to fix it, naming the key and, when known, the action.
+    public var message: String {
+        let during = action.map { " while processing \(String(reflecting: $0))" } ?? ""
+        return
+            "StoreDependencies: \(key) has no test value and was read in a test context\(during). Declare a "
+            + "`testValue` for \(key), or set this dependency in the test's dependencies."
+    }
+
+    public var description: String { message }
+}

@@ -1,0 +1,92 @@
+// swift-format-ignore-file
+// Generated from Sources/Sluice/Sluice.docc/ServicesAndDependencies.md by scripts/update-doc-snippets.sh: do not edit (see DocSnippetTests.swift).
+// After changing a Swift block there, run: bash scripts/update-doc-snippets.sh
+
+import Foundation
+import Sluice
+import SluiceTesting
+import Testing
+
+/// The Swift blocks of Sources/Sluice/Sluice.docc/ServicesAndDependencies.md, in order (compiled; run only where a test calls `snippets()`).
+enum ServicesAndDependenciesSnippets {
+    static func snippets() async throws {
+        // Sources/Sluice/Sluice.docc/ServicesAndDependencies.md:77
+        @Sendable func charge(_ cents: Int, for orderID: Int) async throws -> String {
+            try await StoreDependencies.current.paymentGateway.charge(cents, orderID: orderID)
+        }
+
+        let checkout = SideEffect<Shop, ShopAction> { action, api in
+            guard case .checkout(let orderID, let cents) = action else { return }
+            do {
+                let receipt = try await charge(cents, for: orderID)
+                api.dispatch(.paid(orderID: orderID, receipt: receipt))
+            } catch {
+                api.dispatch(.paymentFailed(orderID: orderID))
+            }
+        }
+
+        let expireUnpaid = Middlewares.delay(.seconds(30)) { (action: ShopAction, api: MiddlewareAPI<Shop, ShopAction>) in
+            if case .checkout(let orderID, _) = action, api.state.orders[orderID] == .pending {
+                api.dispatch(.expire(orderID: orderID))
+            }
+        }
+
+        let store = Store<Shop, ShopAction>(
+            initialState: Shop(),
+            reducer: shopReducer,
+            middleware: [Middleware(checkout), Middleware(expireUnpaid)],
+            dependencies: StoreDependencies { $0.paymentGateway = StripeGateway(apiKey: apiKey) }
+        )
+        _ = checkout
+        _ = expireUnpaid
+        _ = store
+
+        // Sources/Sluice/Sluice.docc/ServicesAndDependencies.md:116
+        struct DecliningGateway: PaymentGateway {
+            func charge(_ cents: Int, orderID: Int) async throws -> String {
+                throw PaymentDeclined()
+            }
+        }
+
+        func anUnpaidOrderExpires() async {
+            let scheduler = TestScheduler()
+            let store = Store<Shop, ShopAction>(
+                initialState: Shop(),
+                reducer: shopReducer,
+                middleware: [Middleware(checkout), Middleware(expireUnpaid)],
+                dependencies: .test {
+                    $0.paymentGateway = DecliningGateway()
+                    $0.clock = scheduler
+                }
+            )
+            store.dispatch(.checkout(orderID: 7, cents: 1_250))
+            for await status in store.values(of: \.orders[7]) where status == .failed {
+                break
+            }
+            scheduler.advance(by: .seconds(30))
+            #expect(store.state.orders[7] == .failed)
+        }
+        await anUnpaidOrderExpires()
+
+        // Sources/Sluice/Sluice.docc/ServicesAndDependencies.md:156
+        struct RetryingGateway: PaymentGateway {
+            let base: any PaymentGateway
+            func charge(_ cents: Int, orderID: Int) async throws -> String {
+                do {
+                    return try await base.charge(cents, orderID: orderID)
+                } catch {
+                    return try await base.charge(cents, orderID: orderID)
+                }
+            }
+        }
+
+        let receipt = try await store.run { _ in
+            try await withStoreDependencies {
+                $0.paymentGateway = RetryingGateway(base: $0.paymentGateway)
+            } operation: {
+                try await charge(2_000, for: 8)
+            }
+        }
+        _ = receipt
+    }
+}
