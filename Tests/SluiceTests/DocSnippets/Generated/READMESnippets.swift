@@ -97,7 +97,7 @@ enum READMESnippets {
         _ = scheduler
         _ = audited
 
-        // README.md:244
+        // README.md:251
         do {
             let journal = try Journal(directory: dataDirectory)
             let store = try Store<Counter, CounterAction>(
@@ -112,7 +112,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:272
+        // README.md:279
         do {
             let report = Middlewares.throttle(.seconds(1)) { (action: AppAction, api: MiddlewareAPI<AppState, AppAction>) in
                 print("count is", api.state.count)  // at most once a second, however many actions arrive
@@ -122,7 +122,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:310
+        // README.md:317
         do {
             let store = Store<AppState, AppAction>(
                 initialState: AppState(),
@@ -136,7 +136,7 @@ enum READMESnippets {
             _ = report
         }
 
-        // README.md:335
+        // README.md:342
         do {
             let store = Store<AppState, AppAction>(
                 initialState: AppState(),
@@ -146,7 +146,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:384
+        // README.md:391
         func addAddsTheAmount() {
             let next = counter(AppState(), .add(41))
             #expect(next.count == 41)
@@ -154,7 +154,7 @@ enum READMESnippets {
         }
         addAddsTheAmount()
 
-        // README.md:396
+        // README.md:403
         func everyActionIsLogged() {
             let lines = Recorder<String>()  // a small lock-guarded array of your test support code
             let store = Store<AppState, AppAction>(
@@ -168,7 +168,7 @@ enum READMESnippets {
         }
         everyActionIsLogged()
 
-        // README.md:415
+        // README.md:422
         func reportIsDebounced() {
             let scheduler = TestScheduler()
             let reports = Recorder<Int>()
@@ -190,7 +190,7 @@ enum READMESnippets {
         }
         reportIsDebounced()
 
-        // README.md:444
+        // README.md:451
         do {
             struct Quote: Equatable, Sendable {
                 var symbol = ""
