@@ -21,6 +21,8 @@ final class ActionLog<State: Sendable, Action: Sendable>: @unchecked Sendable {
     private var sendingThread = ThreadID.none
     private var sent: Entry?
     private var received: [Entry] = []
+    /// The action in the chain and the thread processing it, for naming the cause of a dependency read.
+    private var processing: (thread: ThreadID, action: Action)?
 
     init() {}
 
@@ -31,7 +33,9 @@ final class ActionLog<State: Sendable, Action: Sendable>: @unchecked Sendable {
                 { [self] action in
                     let isSent = claimSend()
                     let before = api.state
+                    let outer = beginProcessing(action)
                     next(action)
+                    endProcessing(restoring: outer)
                     let entry = Entry(action: action, before: before, after: api.state)
                     lock.withLock {
                         if isSent {
@@ -60,6 +64,26 @@ final class ActionLog<State: Sendable, Action: Sendable>: @unchecked Sendable {
             defer { sent = nil }
             return sent
         }
+    }
+
+    /// The action that the chain is processing on the calling thread, if any: the cause of a read that a
+    /// synchronous middleware makes.
+    var actionProcessedOnThisThread: Action? {
+        lock.withLock {
+            guard let processing, processing.thread == .current else { return nil }
+            return processing.action
+        }
+    }
+
+    private func beginProcessing(_ action: Action) -> (thread: ThreadID, action: Action)? {
+        lock.withLock {
+            defer { processing = (.current, action) }
+            return processing
+        }
+    }
+
+    private func endProcessing(restoring outer: (thread: ThreadID, action: Action)?) {
+        lock.withLock { processing = outer }
     }
 
     private func claimSend() -> Bool {

@@ -28,6 +28,19 @@ internal import Testing
 /// is also written to standard error; it is not reported to XCTest. With ``exhaustivity`` set to ``Exhaustivity/off``, a test
 /// asserts only what it names (see ``Exhaustivity``).
 ///
+/// The store's services are a test container by default (see ``init(initialState:reducer:middleware:dependencies:schedulers:exhaustivity:fileID:filePath:line:column:)``):
+/// a dependency without a test value that the test did not set fails the test when it is read, naming the key and
+/// the action whose processing read it, instead of silently calling the live service:
+///
+/// ```swift
+/// let store = TestStore(
+///     initialState: Shop(),
+///     reducer: shopReducer,
+///     middleware: [Middleware(checkout)],
+///     dependencies: .test { $0.paymentGateway = DecliningGateway() }
+/// )
+/// ```
+///
 /// A test store is meant for one test: use it from that test's task, not from several tasks at once.
 public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
     /// The real store under test; use it to run effects (`store.store.run { ... }`) or read what the test store does
@@ -36,6 +49,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
     /// How strictly the test store asserts; may be changed between steps.
     public var exhaustivity: Exhaustivity
     private let log: ActionLog<State, Action>
+    private let missingTestValues = MissingTestValueLog()
     private let schedulers: [TestScheduler]
     private let site: CallSite
     private var isFinished = false
@@ -46,6 +60,11 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
     ///   - initialState: The state before the first action.
     ///   - reducer: The reducer under test.
     ///   - middleware: The middleware under test, in the order a ``Sluice/Store`` takes it.
+    ///   - dependencies: The store's services: a test container (``Sluice/StoreDependencies/test(onMissingTestValue:_:)``)
+    ///     by default, in which every key reads its test value. A key without a test value that the test did not set
+    ///     fails the test when it is read, naming the key and the action whose processing read it; the read then
+    ///     returns the live value so that the test runs to its end. A live container is used as it is: pass
+    ///     `StoreDependencies()` only for a test that means to call live services.
     ///   - schedulers: The test schedulers that the middleware uses; ``finish(timeout:fileID:filePath:line:column:)``
     ///     fails for work still pending on them.
     ///   - exhaustivity: How strictly to assert; ``Exhaustivity/on`` by default.
@@ -53,6 +72,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
         initialState: State,
         reducer: Reducer<State, Action>,
         middleware: [Middleware<State, Action>] = [],
+        dependencies: StoreDependencies = .test(),
         schedulers: [TestScheduler] = [],
         exhaustivity: Exhaustivity = .on,
         fileID: String = #fileID,
@@ -62,13 +82,31 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
     ) {
         let log = ActionLog<State, Action>()
         self.log = log
-        self.store = Store(initialState: initialState, reducer: reducer, middleware: [log.middleware] + middleware)
+        let missingTestValues = missingTestValues
+        let reporting = dependencies.reportingMissingTestValues { missing in
+            // A read through `api.dependencies` in a synchronous middleware carries no action: it is the one that
+            // the chain is processing on this thread.
+            let action: Any?
+            if let cause = missing.action {
+                action = cause
+            } else {
+                action = log.actionProcessedOnThisThread
+            }
+            missingTestValues.record(key: missing.key, action: action.map(StateDifference.describe))
+        }
+        self.store = Store(
+            initialState: initialState,
+            reducer: reducer,
+            middleware: [log.middleware] + middleware,
+            dependencies: reporting
+        )
         self.schedulers = schedulers
         self.exhaustivity = exhaustivity
         self.site = CallSite(fileID: fileID, filePath: filePath, line: line, column: column)
     }
 
     deinit {
+        reportMissingTestValues(at: site)
         if !isFinished {
             checkExhaustion(at: site, when: "When the test store was released")
         }
@@ -111,6 +149,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
         }
         log.beginSend()
         store.dispatch(action)
+        reportMissingTestValues(at: site)
         guard let entry = log.endSend() else {
             reportIssue("send(\(Self.describe(action))): the store did not process the action.", at: site)
             return
@@ -231,6 +270,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
             try? await Task.sleep(for: .milliseconds(1))
         }
         isFinished = true
+        reportMissingTestValues(at: site)
         checkExhaustion(at: site, when: "At finish()")
     }
 
@@ -269,6 +309,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
         at site: CallSite,
         waited timeout: Duration?
     ) {
+        reportMissingTestValues(at: site)
         let within = timeout.map { " within \($0)" } ?? ""
         switch exhaustivity {
         case .on:
@@ -373,6 +414,14 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
                     severity: severity
                 )
             }
+        }
+    }
+
+    /// Fails the test for each read of a dependency without a test value since the last step, whatever the
+    /// exhaustivity: the read called a live service.
+    private func reportMissingTestValues(at site: CallSite) {
+        for message in missingTestValues.removeAll() {
+            reportIssue(message, at: site)
         }
     }
 

@@ -312,6 +312,30 @@ private func greeterName() -> String {
         #expect(reports.current.first?.message.contains("while processing SluiceTests.TestAction.add(7)") == true)
     }
 
+    /// A read through `api.dependencies` carries no action; inside an async side effect the task-local binding of the
+    /// store's dependencies names it.
+    @Test func aMissingTestValueReadThroughTheAPIInAnAsyncSideEffectNamesTheAction() async {
+        let reports = Locked<[MissingTestValue]>([])
+        let done = AsyncGate()
+        let effect = SideEffect<TestState, TestAction> { _, api in
+            await Task.yield()
+            _ = api.dependencies.liveOnly
+            done.open()
+        }
+        let store = makeStore(
+            StoreDependencies.test(onMissingTestValue: { reports.append($0) }),
+            middleware: [Middleware(effect)]
+        )
+        store.dispatch(.add(3))
+        await done.wait()
+        #expect(reports.current.map(\.key) == ["LiveOnlyKey"])
+        #expect(reports.current.first?.action as? TestAction == .add(3))
+        // Outside the store's work, the same read names no action.
+        _ = store.dependencies.liveOnly
+        #expect(reports.current.count == 2)
+        #expect(reports.current.last?.action == nil)
+    }
+
     /// The hook a test store uses: its handler fails the test with `Issue.record`.
     @Test func aTestStoreHandlerFailsTheTest() {
         withKnownIssue {

@@ -15,6 +15,18 @@ final class DependencyTestContext: @unchecked Sendable {
         self.onMissingTestValue = onMissingTestValue
     }
 
+    /// A context with the test values built so far and `handler` called for each read of a key without one, before
+    /// this context's own handler (if any).
+    func reporting(to handler: @escaping @Sendable (MissingTestValue) -> Void) -> DependencyTestContext {
+        let previous = onMissingTestValue
+        let context = DependencyTestContext { missing in
+            handler(missing)
+            previous?(missing)
+        }
+        context.values = lock.withLock { values }
+        return context
+    }
+
     /// The test value of `Key`, built at its first read; a key without one is reported and read live.
     @usableFromInline
     func value<Key: StoreDependencyKey>(_ key: Key.Type, action: (any Sendable)?) -> Key.Value {
@@ -27,7 +39,11 @@ final class DependencyTestContext: @unchecked Sendable {
         do {
             built = try Key.testValue
         } catch is NoTestValue {
-            let missing = MissingTestValue(key: String(describing: key), action: action)
+            // A read through `api.dependencies` carries no action; inside the work that a store of this context
+            // started for an action (an async side effect, a scheduled run), the task-local binding names it.
+            let bound = StoreDependencies.bound.storage
+            let cause: (any Sendable)? = action ?? (bound.testContext === self ? bound.action : nil)
+            let missing = MissingTestValue(key: String(describing: key), action: cause)
             guard let onMissingTestValue else { usageError(missing.message) }
             onMissingTestValue(missing)
             return StoreDependencies.liveValue(of: key)

@@ -7,8 +7,9 @@
 public struct MissingTestValue: Sendable, CustomStringConvertible {
     /// The key's type name, e.g. `PaymentGatewayKey`.
     public let key: String
-    /// The action whose side effect read the dependency, when the read went through ``StoreDependencies/current``
-    /// inside an async side effect; `nil` for other reads (a test store knows which action it is sending).
+    /// The action whose async side effect or scheduled time-modifier run read the dependency (through
+    /// ``StoreDependencies/current`` or ``MiddlewareAPI/dependencies``); `nil` for other reads: a synchronous
+    /// middleware, an effect, a helper outside store work (a test store fills in the action it is processing).
     public let action: (any Sendable)?
 
     init(key: String, action: (any Sendable)?) {

@@ -133,6 +133,21 @@ public struct StoreDependencies: Sendable {
         storage.entries.isEmpty && storage.testContext == nil
     }
 
+    /// These dependencies with `handler` called, before the handler they had, for each read of a key without a test
+    /// value (a test store fails its test there); in a live context, these dependencies.
+    package func reportingMissingTestValues(
+        to handler: @escaping @Sendable (MissingTestValue) -> Void
+    ) -> StoreDependencies {
+        guard let testContext = storage.testContext else { return self }
+        return StoreDependencies(
+            storage: DependencyStorage(
+                entries: storage.entries,
+                testContext: testContext.reporting(to: handler),
+                action: storage.action
+            )
+        )
+    }
+
     /// These dependencies with `action` recorded as the cause of reads, in a test context (for the report of a
     /// missing test value); in a live context, these dependencies.
     func causedBy(_ action: (any Sendable)?) -> StoreDependencies {
