@@ -190,7 +190,7 @@ enum READMESnippets {
         }
         reportIsDebounced()
 
-        // README.md:451
+        // README.md:453
         do {
             struct Quote: Equatable, Sendable {
                 var symbol = ""

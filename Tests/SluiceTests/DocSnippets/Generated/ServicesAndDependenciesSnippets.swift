@@ -68,7 +68,23 @@ enum ServicesAndDependenciesSnippets {
         }
         await anUnpaidOrderExpires()
 
-        // Sources/Sluice/Sluice.docc/ServicesAndDependencies.md:156
+        // Sources/Sluice/Sluice.docc/ServicesAndDependencies.md:146
+        func aDeclinedCardFailsTheOrder() async {
+            let store = TestStore(
+                initialState: Shop(),
+                reducer: shopReducer,
+                middleware: [Middleware(checkout)],
+                dependencies: .test { $0.paymentGateway = DecliningGateway() }
+            )
+            store.send(.checkout(orderID: 7, cents: 1_250)) { $0.orders[7] = .pending }
+            await store.receive({ if case .paymentFailed(orderID: 7) = $0 { true } else { false } }, timeout: .seconds(5)) {
+                $0.orders[7] = .failed
+            }
+            await store.finish()
+        }
+        await aDeclinedCardFailsTheOrder()
+
+        // Sources/Sluice/Sluice.docc/ServicesAndDependencies.md:186
         struct RetryingGateway: PaymentGateway {
             let base: any PaymentGateway
             func charge(_ cents: Int, orderID: Int) async throws -> String {

@@ -177,5 +177,44 @@ enum TestingWithTestSchedulerSnippets {
             _ = queryReducer
             await typingSearchesOnceItIsQuiet()
         }
+
+        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:276
+        do {
+            struct Tickets: Equatable, Sendable {
+                var open: [UUID] = []
+            }
+
+            enum TicketAction: Equatable, Sendable {
+                case open
+                case opened(UUID)
+            }
+
+            let ticketsReducer = Reducer<Tickets, TicketAction>(mutating: { state, action in
+                if case .opened(let id) = action { state.open.append(id) }
+            })
+
+            func aTicketOpensASecondLaterWithTheNextID() async {
+                let scheduler = TestScheduler()
+                let openLater = Middlewares.delay(.seconds(1)) {
+                    (action: TicketAction, api: MiddlewareAPI<Tickets, TicketAction>) in
+                    if action == .open { api.dispatch(.opened(api.dependencies.makeID())) }
+                }
+                let store = TestStore(
+                    initialState: Tickets(),
+                    reducer: ticketsReducer,
+                    middleware: [Middleware(openLater)],
+                    dependencies: .test { $0.clock = scheduler },  // the delay runs on the test's scheduler
+                    schedulers: [scheduler]
+                )
+                store.send(.open)
+                scheduler.advance(by: .seconds(1))
+                let first = UUID(uuidString: "00000000-0000-0000-0000-000000000000")!  // makeID's test value counts from 0
+                store.receive(.opened(first)) { $0.open = [first] }
+                scheduler.advance(by: .seconds(1))  // `.opened` was delayed too
+                await store.finish()
+            }
+            _ = ticketsReducer
+            await aTicketOpensASecondLaterWithTheNextID()
+        }
     }
 }
