@@ -1,9 +1,9 @@
 /// A read, in a test context, of a dependency that has no test value and was not set by the test.
 ///
-/// A test store passes a handler to ``StoreDependencies/test(onMissingTestValue:_:)`` that fails the test with
-/// ``message`` (Swift Testing's `Issue.record`). The read then returns the key's live value so that the test can
-/// go on to its end; declare a ``StoreDependencyKey/testValue`` or set the dependency in the test to keep live
-/// services out of tests. Without a handler, such a read stops the program with ``message``.
+/// A handler given to ``StoreDependencies/test(onMissingTestValue:_:)`` receives it; a test store installs one that
+/// fails the test (Swift Testing's `Issue.record`), naming the key and the action being processed. The read then
+/// returns the key's live value so that the test can go on to its end; declare a ``StoreDependencyKey/testValue``
+/// or set the dependency in the test to keep live services out of tests. Without a handler, such a read stops the program with ``message``.
 public struct MissingTestValue: Sendable, CustomStringConvertible {
     /// The key's type name, e.g. `PaymentGatewayKey`.
     public let key: String
