@@ -73,6 +73,7 @@ public struct SideEffect<State: Sendable, Action: Sendable>: Sendable {
                         await run(action, api)
                         cancellation.removeHandler(key)
                     }
+                    api.core.trackTask(cancel: { task.cancel() }, finish: { await task.wait() })
                 }
             }
         )
@@ -125,6 +126,11 @@ final class TaskHandle: @unchecked Sendable {
             return isCancelled
         }
         if cancelNow { task.cancel() }
+    }
+
+    /// Waits until the task has finished (at once if it was never started).
+    func wait() async {
+        await lock.withLock { task }?.value
     }
 
     func cancel() {

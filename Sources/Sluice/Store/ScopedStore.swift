@@ -17,7 +17,8 @@ extension Store {
         let core = self.core
         return ScopedStore(
             source: StateSource(core: core) { $0[keyPath: keyPath] },
-            dispatch: { action in core.dispatchFromAPI(action) }
+            dispatch: { action in core.dispatchFromAPI(action) },
+            sendAsync: { action in await core.send(action, through: nil, fromAPI: true) }
         )
     }
 }
@@ -34,10 +35,16 @@ extension Store {
 public struct ScopedStore<State: Equatable & Sendable, Action: Sendable>: Sendable {
     private let source: StateSource<State>
     private let send: DispatchFunction<Action>
+    private let sendAsync: @Sendable (Action) async -> StoreTask
 
-    init(source: StateSource<State>, dispatch: @escaping DispatchFunction<Action>) {
+    init(
+        source: StateSource<State>,
+        dispatch: @escaping DispatchFunction<Action>,
+        sendAsync: @escaping @Sendable (Action) async -> StoreTask
+    ) {
         self.source = source
         self.send = dispatch
+        self.sendAsync = sendAsync
     }
 
     /// The current value of this part of the state.
@@ -50,6 +57,13 @@ public struct ScopedStore<State: Equatable & Sendable, Action: Sendable>: Sendab
     /// Sends an action to the store, through its middleware; see ``Store/dispatch(_:)``.
     public func dispatch(_ action: Action) {
         send(action)
+    }
+
+    /// Sends an action to the store, through its middleware, suspending instead of blocking while the store is
+    /// busy; see ``Store/send(_:)``.
+    @discardableResult
+    public func send(_ action: Action) async -> StoreTask {
+        await sendAsync(action)
     }
 
     /// Calls `observer` with this part of the state after each action that changed it.
@@ -114,7 +128,11 @@ public struct ScopedStore<State: Equatable & Sendable, Action: Sendable>: Sendab
     public func scope<ChildState: Equatable & Sendable>(
         _ keyPath: any KeyPath<State, ChildState> & Sendable
     ) -> ScopedStore<ChildState, Action> {
-        ScopedStore<ChildState, Action>(source: source.map { $0[keyPath: keyPath] }, dispatch: send)
+        ScopedStore<ChildState, Action>(
+            source: source.map { $0[keyPath: keyPath] },
+            dispatch: send,
+            sendAsync: sendAsync
+        )
     }
 }
 
