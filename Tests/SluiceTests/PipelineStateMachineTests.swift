@@ -86,6 +86,7 @@ import Testing
         machine.waitAsTask(ticket: machine.makeTicket(), action: 1, continuation: "task", now: 10)
         _ = machine.release(now: 110)
         #expect(machine.statistics.waits == 2)
+        #expect(machine.statistics.blockedWaits == 1)
         #expect(machine.statistics.totalWait == .nanoseconds(130))
         #expect(machine.statistics.longestWait == .nanoseconds(100))
     }

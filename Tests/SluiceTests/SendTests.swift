@@ -117,6 +117,8 @@ import Testing
             #expect(await sender.value.isAccepted)
         }
         #expect(blocked.store.state.log.count == 65)
+        #expect(blocked.store.statistics.waits == 64)
+        #expect(blocked.store.statistics.blockedWaits == 0)
     }
 
     // MARK: Cancellation while waiting
@@ -351,6 +353,7 @@ import Testing
         try await blocked.waitUntilLogged(3)
         let statistics = blocked.store.statistics
         #expect(statistics.waits == 2)
+        #expect(statistics.blockedWaits == 1)
         #expect(statistics.deepestQueue == 2)
         #expect(statistics.longestWait > .zero)
         #expect(statistics.totalWait >= statistics.longestWait)

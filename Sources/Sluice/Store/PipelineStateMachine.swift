@@ -134,6 +134,7 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
 
     /// A woken thread has waited `waited` nanoseconds for the pipeline, which it now owns.
     mutating func threadDidWait(_ waited: UInt64) {
+        statistics.blockedWaits += 1
         noteWait(waited)
     }
 

@@ -16,6 +16,9 @@ extension Store {
 public struct StoreStatistics: Sendable, Hashable {
     /// The dispatches and sends that found another thread running the store's work and waited for it.
     public var waits = 0
+    /// Of ``waits``, those that blocked their thread: dispatches (a send suspends its task instead). In async code,
+    /// each one held a thread of the cooperative pool; see <doc:DispatchContract#Send-and-dispatch>.
+    public var blockedWaits = 0
     /// The time that those dispatches and sends waited, in total.
     public var totalWait = Duration.zero
     /// The longest time that one dispatch or send waited.

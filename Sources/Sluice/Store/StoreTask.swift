@@ -26,8 +26,10 @@ public struct StoreTask: Sendable {
     /// Whether the store accepted the action: `true` when it was processed (or queued), `false` when it was dropped
     /// because the store is gone, the API's run was cancelled, or the sending task was cancelled while it waited.
     public let isAccepted: Bool
+    @usableFromInline
     let work: TrackedWork?
 
+    @usableFromInline
     init(isAccepted: Bool, work: TrackedWork? = nil) {
         self.isAccepted = isAccepted
         self.work = work
@@ -123,7 +125,35 @@ func monotonicNanoseconds() -> UInt64 {
 extension StoreCore {
     /// Sends `action` from a task: as ``dispatch(_:through:)``, but suspends instead of blocking while another
     /// thread owns the pipeline. `fromAPI`: go through `entry` (read once the pipeline is ours), not `chain`.
+    ///
+    /// Inlinable for its fast path, the one of a dispatch: with no middleware and nobody to notify, one lock, one
+    /// reducer call and one unlock (nothing can start work to track). Any other send takes the pipeline for the
+    /// whole of its work, which 64 tasks sending at once would otherwise make them wait for (and suspend) far more
+    /// often.
+    @inlinable
     func send(_ action: Action, through chain: DispatchFunction<Action>?, fromAPI: Bool) async -> StoreTask {
+        lock.lock()
+        if _fastPath(!pipeline.isOwned) {
+            let chain = fromAPI ? entry : chain
+            if chain == nil && isAlive && nobodyToNotify {
+                reduce(&statePointer.pointee, action)
+                lock.unlock()
+                return StoreTask(isAccepted: true)
+            }
+            return sendOnFreePipelineLocked(action, through: chain)
+        }
+        // Not called with the lock held: a lock is never carried into an async call.
+        lock.unlock()
+        return await sendToOwnedPipeline(action, through: chain, fromAPI: fromAPI)
+    }
+
+    /// A send that found the pipeline owned, a moment ago: looks again under the lock, then queues, waits or runs.
+    @usableFromInline
+    func sendToOwnedPipeline(
+        _ action: Action,
+        through chain: DispatchFunction<Action>?,
+        fromAPI: Bool
+    ) async -> StoreTask {
         lock.lock()
         if !pipeline.isOwned {
             return sendOnFreePipelineLocked(action, through: fromAPI ? entry : chain)
@@ -180,7 +210,8 @@ extension StoreCore {
     }
 
     /// Runs a send on the free pipeline, on the calling thread; called with `lock` held, returns without it.
-    private func sendOnFreePipelineLocked(_ action: Action, through chain: DispatchFunction<Action>?) -> StoreTask {
+    @usableFromInline
+    func sendOnFreePipelineLocked(_ action: Action, through chain: DispatchFunction<Action>?) -> StoreTask {
         guard isAlive else {
             lock.unlock()
             return StoreTask(isAccepted: false)
@@ -243,7 +274,7 @@ extension Store {
     ///
     /// - Parameter action: The action.
     /// - Returns: The asynchronous work that processing the action started; see ``StoreTask``.
-    @discardableResult
+    @inlinable @discardableResult
     public func send(_ action: Action) async -> StoreTask {
         await core.send(action, through: chain, fromAPI: false)
     }

@@ -50,7 +50,7 @@ enum READMESnippets {
         _ = store
         _ = subscription
 
-        // README.md:103
+        // README.md:105
         store.run { api in
             if api.state.count == 0 { api.dispatch(.add(10)) }        // synchronous, on this thread
         }
@@ -66,7 +66,7 @@ enum READMESnippets {
         store.cancel(id: "poll")
         _ = total
 
-        // README.md:196
+        // README.md:198
         do {
             let report = Middlewares.throttle(.seconds(1)) { (action: AppAction, api: MiddlewareAPI<AppState, AppAction>) in
                 print("count is", api.state.count)  // at most once a second, however many actions arrive
@@ -76,7 +76,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:227
+        // README.md:229
         do {
             let store = Store<AppState, AppAction>(
                 initialState: AppState(),
@@ -86,7 +86,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:267
+        // README.md:269
         func addAddsTheAmount() {
             let next = counter(AppState(), .add(41))
             #expect(next.count == 41)
@@ -94,7 +94,7 @@ enum READMESnippets {
         }
         addAddsTheAmount()
 
-        // README.md:279
+        // README.md:281
         func everyActionIsLogged() {
             let lines = Recorder<String>()  // a small lock-guarded array of your test support code
             let store = Store<AppState, AppAction>(
@@ -108,7 +108,7 @@ enum READMESnippets {
         }
         everyActionIsLogged()
 
-        // README.md:298
+        // README.md:300
         func reportIsDebounced() {
             let scheduler = TestScheduler()
             let reports = Recorder<Int>()
