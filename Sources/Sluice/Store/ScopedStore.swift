@@ -18,7 +18,7 @@ extension Store {
         return ScopedStore(
             source: StateSource(core: core) { $0[keyPath: keyPath] },
             dispatch: { action in core.dispatchFromAPI(action) },
-            sendAsync: { action in await core.send(action, through: nil, fromAPI: true) }
+            sender: core
         )
     }
 }
@@ -35,16 +35,16 @@ extension Store {
 public struct ScopedStore<State: Equatable & Sendable, Action: Sendable>: Sendable {
     private let source: StateSource<State>
     private let send: DispatchFunction<Action>
-    private let sendAsync: @Sendable (Action) async -> StoreTask
+    private let sender: any ActionSending<Action>
 
     init(
         source: StateSource<State>,
         dispatch: @escaping DispatchFunction<Action>,
-        sendAsync: @escaping @Sendable (Action) async -> StoreTask
+        sender: any ActionSending<Action>
     ) {
         self.source = source
         self.send = dispatch
-        self.sendAsync = sendAsync
+        self.sender = sender
     }
 
     /// The current value of this part of the state.
@@ -62,8 +62,8 @@ public struct ScopedStore<State: Equatable & Sendable, Action: Sendable>: Sendab
     /// Sends an action to the store, through its middleware, suspending instead of blocking while the store is
     /// busy; see ``Store/send(_:)``.
     @discardableResult
-    public func send(_ action: Action) async -> StoreTask {
-        await sendAsync(action)
+    public nonisolated(nonsending) func send(_ action: Action) async -> StoreTask {
+        await sender.sendThroughChain(action)
     }
 
     /// Calls `observer` with this part of the state after each action that changed it.
@@ -131,7 +131,7 @@ public struct ScopedStore<State: Equatable & Sendable, Action: Sendable>: Sendab
         ScopedStore<ChildState, Action>(
             source: source.map { $0[keyPath: keyPath] },
             dispatch: send,
-            sendAsync: sendAsync
+            sender: sender
         )
     }
 }

@@ -57,9 +57,9 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// Whether the owner is processing the action of a `send` (with the actions it caused), whose ``StoreTask``
     /// tracks the tasks started meanwhile in `trackedWork`. Written and read only by the pipeline's owner, with
     /// `lock` held.
-    @exclusivity(unchecked)
+    @usableFromInline @exclusivity(unchecked)
     var isTrackingWork = false
-    @exclusivity(unchecked)
+    @usableFromInline @exclusivity(unchecked)
     var trackedWork: TrackedWork?
     /// The head of the middleware chain, for dispatches through a ``MiddlewareAPI``; `nil` without middleware.
     @usableFromInline @exclusivity(unchecked)
@@ -183,6 +183,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     }
 
     /// Runs the work of `action` as the pipeline's owner; called with `lock` held, returns with it.
+    @inlinable
     func runLocked(_ action: Action, through chain: DispatchFunction<Action>?, waited: UInt64) {
         waitOfCurrentAction = waited
         if let chain {
