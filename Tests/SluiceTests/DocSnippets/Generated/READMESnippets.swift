@@ -86,7 +86,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:269
+        // README.md:271
         func addAddsTheAmount() {
             let next = counter(AppState(), .add(41))
             #expect(next.count == 41)
@@ -94,7 +94,7 @@ enum READMESnippets {
         }
         addAddsTheAmount()
 
-        // README.md:281
+        // README.md:283
         func everyActionIsLogged() {
             let lines = Recorder<String>()  // a small lock-guarded array of your test support code
             let store = Store<AppState, AppAction>(
@@ -108,7 +108,7 @@ enum READMESnippets {
         }
         everyActionIsLogged()
 
-        // README.md:300
+        // README.md:302
         func reportIsDebounced() {
             let scheduler = TestScheduler()
             let reports = Recorder<Int>()
