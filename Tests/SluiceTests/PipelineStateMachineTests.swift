@@ -115,5 +115,3 @@ extension PipelineStateMachine.Release: Equatable where Action: Equatable, WakeU
         }
     }
 }
-
-extension PipelineStateMachine.Arrival: Equatable {}
