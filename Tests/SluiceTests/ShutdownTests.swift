@@ -34,6 +34,29 @@ import Testing
         #expect(apiBox.current?.isCancelled == true)
     }
 
+    @Test func sendsAfterShutdownAreRefusedAndCounted() async {
+        let apiBox = Locked<MiddlewareAPI<TestState, TestAction>?>(nil)
+        let withMiddleware = store([
+            Middleware { api in
+                apiBox.withValue { $0 = api }
+                return { next in { action in next(action) } }
+            }
+        ])
+        let plain = store()
+        await withMiddleware.send(.increment)
+        await plain.send(.increment)
+        _ = await withMiddleware.shutdown(timeout: .seconds(5))
+        _ = await plain.shutdown(timeout: .seconds(5))
+        #expect(await withMiddleware.send(.increment).isAccepted == false)
+        #expect(await apiBox.current?.send(.increment).isAccepted == false)
+        #expect(await withMiddleware.scope(\.count).send(.increment).isAccepted == false)
+        #expect(await plain.send(.increment).isAccepted == false)  // the no-middleware fast path too
+        #expect(withMiddleware.state.count == 1)
+        #expect(plain.state.count == 1)
+        #expect(withMiddleware.refusedDispatchCount == 3)
+        #expect(plain.refusedDispatchCount == 1)
+    }
+
     @Test func dispatchesOfAwaitedWorkAreRefusedToo() async {
         let gate = AsyncGate()
         let answers = Locked<[Bool]>([])

@@ -30,4 +30,6 @@ let benchmarks: @Sendable () -> Void = {
             makeCounterStore()
         }
     }
+
+    sendBenchmarks()
 }

@@ -3,7 +3,7 @@
 //     swift build -c release --product DispatchProfile
 //     valgrind --tool=callgrind .build/release/DispatchProfile middleware 1 100000
 //
-// Arguments: the scenario (`plain`, `middleware`, `subscribers`, `keyed`, `modules`, `floor`, the modifiers
+// Arguments: the scenario (`plain`, `middleware`, `send`, `subscribers`, `keyed`, `modules`, `floor`, the modifiers
 // `filter`, `throttle` (every action dropped), `throttle-runs` (every action runs the effect), `debounce`,
 // `effect`, `reading` (`dispatch(_:reading:)` through N middleware), `read` and `api-read` (borrowed reads, no
 // dispatch), and `dependencies` / `dependency-read`: a store with four dependencies set, of which none / one is read
@@ -11,6 +11,7 @@
 // number of dispatches (or reads). Compare two instruction totals (say, 100,000 and 200,000
 // dispatches) to get the instructions of one dispatch; `callgrind_annotate` shows where they go.
 
+import Dispatch
 import Sluice
 
 #if canImport(Glibc)
@@ -110,6 +111,23 @@ case "read", "api-read":
         }
     }
     consume(total)
+case "send":
+    // `await store.send(1)` through `size` pass-through middleware, uncontended, from a task (not from the main
+    // code: an `await` here would make all of this file async, and the other scenarios dearer).
+    let store = Store(
+        initialState: Counter(),
+        reducer: reducer,
+        middleware: Array(repeating: passThrough, count: size)
+    )
+    let done = DispatchSemaphore(value: 0)
+    Task.detached {
+        for _ in 0..<count {
+            await store.send(1)
+        }
+        done.signal()
+    }
+    done.wait()
+    consume(store.state)
 case "subscribers", "keyed":
     let store = Store(initialState: Counter(), reducer: reducer)
     let subscriptions = (0..<size).map { _ in

@@ -1,9 +1,7 @@
-// Thread-local state of Sluice's dispatch engine, in C because Swift has no thread-local storage of its own:
-// `pthread_getspecific` costs about 20 instructions per access, a `__thread` variable one.
-
 #ifndef CSLUICE_SUPPORT_H
 #define CSLUICE_SUPPORT_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 /// How many store pipelines the calling thread owns.
@@ -15,6 +13,14 @@ static inline intptr_t csluice_owned_pipelines_count(void) {
 
 static inline void csluice_owned_pipelines_add(intptr_t delta) {
     csluice_owned_pipelines += delta;
+}
+
+/// The calling thread's own condition variable, on which it waits for a store's pipeline: the owner hands the
+/// pipeline to the oldest waiting thread and wakes that thread alone.
+extern __thread pthread_cond_t csluice_thread_condition_storage;
+
+static inline pthread_cond_t *csluice_thread_condition(void) {
+    return &csluice_thread_condition_storage;
 }
 
 #endif

@@ -257,6 +257,8 @@ extension StoreCore {
             }
         }
         cancellation.onCancel { task.cancel() }
+        // Started while a `send` is processed on this thread: its `StoreTask` follows the effect.
+        trackTask(cancel: { cancellation.cancel() }, finish: { _ = try? await task.value })
         return task
     }
 }

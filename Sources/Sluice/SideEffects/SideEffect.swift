@@ -95,6 +95,7 @@ public struct SideEffect<State: Sendable, Action: Sendable>: Sendable {
                         work.end(token)
                         running.decrement()
                     }
+                    api.core.trackTask(cancel: { task.cancel() }, finish: { await task.wait() })
                 }
             }
         )
@@ -147,6 +148,11 @@ final class TaskHandle: @unchecked Sendable {
             return isCancelled
         }
         if cancelNow { task.cancel() }
+    }
+
+    /// Waits until the task has finished (at once if it was never started).
+    func wait() async {
+        await lock.withLock { task }?.value
     }
 
     func cancel() {

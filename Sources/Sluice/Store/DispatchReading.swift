@@ -24,24 +24,49 @@ extension StoreCore {
         reading body: (borrowing State) -> T
     ) -> T? {
         lock.lock()
-        guard pipelineIsFreeLocked(for: action) else { return nil }
+        if _slowPath(pipeline.isOwned) {
+            return dispatchToOwnedPipeline(action, through: chain, fromAPI: false, reading: body)
+        }
         return processLocked(action, through: chain, reading: body)
     }
 
-    /// Waits for the pipeline as ``dispatch(_:through:)`` does; called with `lock` held. Returns `true` with `lock`
-    /// still held when the action can be processed now; otherwise the action was queued (or dropped, the store being
-    /// gone) and `lock` is released.
-    @inlinable
-    func pipelineIsFreeLocked(for action: Action) -> Bool {
-        if _slowPath(isDispatching) {
-            if owner == ThreadID.current || OwnedPipelines.count > 0 {
-                // Queued (rule 2, or handed to the pipeline's owner): reduced after this call returns.
-                _ = enqueueLocked(action)
-                return false
-            }
-            waitForPipeline()
+    /// A reading dispatch that found the pipeline owned; called with `lock` held, returns without it. Queued (rule
+    /// 2, or handed to the pipeline's owner): `nil`, reduced after this call returns. Otherwise it waits in line, as
+    /// ``dispatch(_:through:)`` does, and runs as the owner (through `entry` when `fromAPI`, read after the wait).
+    @usableFromInline
+    func dispatchToOwnedPipeline<T>(
+        _ action: Action,
+        through chain: DispatchFunction<Action>?,
+        fromAPI: Bool,
+        reading body: (borrowing State) -> T
+    ) -> T? {
+        guard isAlive else {
+            lock.unlock()
+            return nil
         }
-        return true
+        if isRefusing {
+            _ = refuseLocked()
+            return nil
+        }
+        let thread = ThreadID.current
+        switch pipeline.arrive(action, from: thread, ownsAnotherPipeline: OwnedPipelines.count > 0) {
+        case .queued:
+            lock.unlock()
+            return nil
+        case .wait:
+            _ = waitForPipeline(thread)
+            let chain = fromAPI ? entry : chain
+            guard isAlive else {
+                drainLocked(through: chain)
+                return nil
+            }
+            if isRefusing {
+                refusedCount += 1
+                drainLocked(through: chain)
+                return nil
+            }
+            return runAsOwnerLocked(action, through: chain, reading: body)
+        }
     }
 
     /// ``processLocked(_:through:)`` with the reading; called with `lock` held on a free pipeline, returns without it.
@@ -53,6 +78,10 @@ extension StoreCore {
     ) -> T? {
         guard _fastPath(isAlive) else {
             lock.unlock()
+            return nil
+        }
+        if _slowPath(isRefusing) {
+            _ = refuseLocked()
             return nil
         }
         if chain == nil {
@@ -67,17 +96,36 @@ extension StoreCore {
             // After the subscribers, as with a chain; the actions they dispatched are still queued.
             lock.lock()
             let value = body(statePointer.pointee)
-            lock.unlock()
-            drainQueue(through: nil)
+            drainLocked(through: nil)
             return value
         }
         takePipeline()
+        return runAsOwnerLocked(action, through: chain, reading: body)
+    }
+
+    /// Runs `action` as the pipeline's owner and reads the state after it; called with `lock` held, returns without
+    /// it, after draining the queue and giving up the pipeline.
+    @inlinable
+    func runAsOwnerLocked<T>(
+        _ action: Action,
+        through chain: DispatchFunction<Action>?,
+        reading body: (borrowing State) -> T
+    ) -> T? {
+        guard let chain else {
+            reduce(&statePointer.pointee, action)
+            if !nobodyToNotify {
+                notifyLocked()
+                lock.lock()
+            }
+            let value = body(statePointer.pointee)
+            drainLocked(through: nil)
+            return value
+        }
         isReading = true
         reducedWhileReading = false
         nobodyToNotify = false
         lock.unlock()
-        // Not `guard let chain` (see `processLocked(_:through:)`): binding the closure adds a retain and a release.
-        chain.unsafelyUnwrapped(action)
+        chain(action)
         lock.lock()
         // This thread still owns the pipeline: no other thread has reduced since the run of the chain began.
         let value: T? = reducedWhileReading ? body(statePointer.pointee) : nil
@@ -87,8 +135,7 @@ extension StoreCore {
             nobodyToNotify = subscribers.isEmpty && !observedSinceLastChange
         }
         reducedWhileReading = false
-        lock.unlock()
-        drainQueue(through: chain)
+        drainLocked(through: chain)
         return value
     }
 
@@ -102,12 +149,16 @@ extension StoreCore {
     }
 
     /// ``dispatch(_:through:reading:)`` through the whole chain, on behalf of a ``MiddlewareAPI``.
+    ///
+    /// The chain is read only once the pipeline is this thread's: while the store installs its middleware (which
+    /// holds the pipeline), `entry` is not set yet. A strong reference for the call: `storeDidGoAway()` may clear
+    /// `entry`.
     @usableFromInline
     func dispatchFromAPI<T>(_ action: Action, reading body: (borrowing State) -> T) -> T? {
         lock.lock()
-        guard pipelineIsFreeLocked(for: action) else { return nil }
-        // Read after the wait, as `dispatchFromAPI(_:)` does: while the store installs its middleware (which holds the
-        // pipeline), `entry` is not set yet. A strong reference for the call: `storeDidGoAway()` may clear `entry`.
+        if pipeline.isOwned {
+            return dispatchToOwnedPipeline(action, through: nil, fromAPI: true, reading: body)
+        }
         let chain = entry
         return processLocked(action, through: chain, reading: body)
     }

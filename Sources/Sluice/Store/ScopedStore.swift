@@ -18,6 +18,7 @@ extension Store {
         return ScopedStore(
             source: StateSource(core: core, keyPath: keyPath),
             dispatch: { action in core.dispatchFromAPI(action) },
+            sender: core,
             dependencies: core.dependencies
         )
     }
@@ -35,12 +36,19 @@ extension Store {
 public struct ScopedStore<State: Equatable & Sendable, Action: Sendable>: Sendable {
     let source: StateSource<State>
     let send: DispatchFunction<Action>
+    private let sender: any ActionSending<Action>
     /// The services of the store; see ``StoreDependencies``.
     public let dependencies: StoreDependencies
 
-    init(source: StateSource<State>, dispatch: @escaping DispatchFunction<Action>, dependencies: StoreDependencies) {
+    init(
+        source: StateSource<State>,
+        dispatch: @escaping DispatchFunction<Action>,
+        sender: any ActionSending<Action>,
+        dependencies: StoreDependencies
+    ) {
         self.source = source
         self.send = dispatch
+        self.sender = sender
         self.dependencies = dependencies
     }
 
@@ -55,6 +63,13 @@ public struct ScopedStore<State: Equatable & Sendable, Action: Sendable>: Sendab
     /// Sends an action to the store, through its middleware; see ``Store/dispatch(_:)``.
     public func dispatch(_ action: Action) {
         send(action)
+    }
+
+    /// Sends an action to the store, through its middleware, suspending instead of blocking while the store is
+    /// busy; see ``Store/send(_:)``.
+    @discardableResult
+    public nonisolated(nonsending) func send(_ action: Action) async -> StoreTask {
+        await sender.sendThroughChain(action)
     }
 
     /// Calls `observer` with this part of the state after each action that changed it.
@@ -120,7 +135,12 @@ public struct ScopedStore<State: Equatable & Sendable, Action: Sendable>: Sendab
     public func scope<ChildState: Equatable & Sendable>(
         _ keyPath: any KeyPath<State, ChildState> & Sendable
     ) -> ScopedStore<ChildState, Action> {
-        ScopedStore<ChildState, Action>(source: source.map(keyPath), dispatch: send, dependencies: dependencies)
+        ScopedStore<ChildState, Action>(
+            source: source.map(keyPath),
+            dispatch: send,
+            sender: sender,
+            dependencies: dependencies
+        )
     }
 }
 

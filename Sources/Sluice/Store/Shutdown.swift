@@ -174,7 +174,7 @@ extension StoreCore {
 
     /// Waits, polling, until no thread is dispatching on the store, or until `deadline`.
     func waitForFreePipeline(until deadline: ContinuousClock.Instant) async {
-        while lock.withLock({ isDispatching }) && ContinuousClock.now < deadline && !Task.isCancelled {
+        while lock.withLock({ pipeline.isOwned }) && ContinuousClock.now < deadline && !Task.isCancelled {
             try? await Task.sleep(for: .milliseconds(1))
         }
     }

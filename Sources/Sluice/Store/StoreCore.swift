@@ -4,7 +4,7 @@
 ///
 /// One `pthread_mutex_t` guards everything here. A dispatch *owns the pipeline* while the middleware, the
 /// reducer and the subscribers run for its action and for every action that this work dispatched in turn
-/// (`isDispatching`, `owner`). The mutex itself is held only for short critical sections: around the reducer
+/// (`pipeline`, a `PipelineStateMachine`: its owner, its queue, its line of waiters). The mutex itself is held only for short critical sections: around the reducer
 /// call and the bookkeeping, never while middleware or subscribers run, so `state` never waits for longer than
 /// one reducer call.
 ///
@@ -12,9 +12,11 @@
 ///   its action to `queue` and returns; the owner processes the queue, in order, before its outermost dispatch
 ///   returns. Re-entrancy is detected by thread identity, not with a `TaskLocal`, which a `Task` started in a
 ///   middleware would inherit.
-/// - A dispatch from another thread waits on the condition variable until the pipeline is free, unless that
-///   thread owns the pipeline of some other store (``OwnedPipelines``): then it hands its action to this
-///   pipeline's owner through `queue` instead, since waiting could close a cycle of stores and deadlock.
+/// - A dispatch from another thread waits in line, on its own condition variable, until the owner hands it the
+///   pipeline, unless that thread owns the pipeline of some other store (``OwnedPipelines``): then it hands its
+///   action to this pipeline's owner through `queue` instead, since waiting could close a cycle of stores and
+///   deadlock. A `send` from a task waits in the same line, suspended; the owner processes its action for it
+///   (`StoreTask.swift`).
 /// - With no middleware and no subscribers, a dispatch is one lock, one reducer call and one unlock (plus, after
 ///   a read of ``Store/state``, one report to Observation: see `StoreObservation.swift`).
 ///
@@ -43,16 +45,22 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     // (about 170 of 380 instructions without middleware, measured with callgrind).
     @usableFromInline @exclusivity(unchecked)
     var subscribers: ContiguousArray<Subscriber> = []
+    /// Who owns the pipeline, what is queued for it and who waits for it (`PipelineStateMachine.swift`).
     @usableFromInline @exclusivity(unchecked)
-    var isDispatching = false
-    @usableFromInline @exclusivity(unchecked)
-    var owner = ThreadID.none
-    @usableFromInline @exclusivity(unchecked)
-    var queue = ActionQueue<Action>()
-    @usableFromInline @exclusivity(unchecked)
-    var waiters = 0
+    var pipeline = Pipeline()
     @usableFromInline @exclusivity(unchecked)
     var isAlive = true
+    /// The nanoseconds that the action whose work runs now waited for the pipeline; 0 unless it waited. Written and
+    /// read only by the pipeline's owner (see ``MiddlewareAPI/pipelineWaitOfCurrentAction``).
+    @usableFromInline @exclusivity(unchecked)
+    var waitOfCurrentAction: UInt64 = 0
+    /// Whether the owner is processing the action of a `send` (with the actions it caused), whose ``StoreTask``
+    /// tracks the tasks started meanwhile in `trackedWork`. Written and read only by the pipeline's owner, with
+    /// `lock` held.
+    @usableFromInline @exclusivity(unchecked)
+    var isTrackingWork = false
+    @usableFromInline @exclusivity(unchecked)
+    var trackedWork: TrackedWork?
     /// The head of the middleware chain, for dispatches through a ``MiddlewareAPI``; `nil` without middleware.
     @usableFromInline @exclusivity(unchecked)
     var entry: DispatchFunction<Action>?
@@ -123,6 +131,9 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
 
     // MARK: Dispatch
 
+    @usableFromInline
+    typealias Pipeline = PipelineStateMachine<Action, ThreadWakeUp, UnsafeContinuation<SendOutcome, Never>>
+
     /// Dispatches `action` from outside: through `chain`, or straight to the reducer when `chain` is `nil`.
     ///
     /// Returns `true` if the action was accepted (processed, or queued for the thread that owns the pipeline),
@@ -130,21 +141,21 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     @inlinable @discardableResult
     func dispatch(_ action: Action, through chain: DispatchFunction<Action>?) -> Bool {
         lock.lock()
-        if _slowPath(isDispatching) {
-            if owner == ThreadID.current || OwnedPipelines.count > 0 {
-                // Rule 2: a dispatch from inside this thread's dispatch is queued, never run recursively. A dispatch
-                // from inside another store's dispatch is handed to the thread that owns this pipeline instead of
-                // waiting for it, which could deadlock if that thread dispatches back into the other store.
-                return enqueueLocked(action)
-            }
-            waitForPipeline()
+        if _slowPath(pipeline.isOwned) {
+            return dispatchToOwnedPipeline(action, through: chain, fromAPI: false)
         }
         return processLocked(action, through: chain)
     }
 
-    /// Appends `action` to the queue that the pipeline's owner drains; called with `lock` held, returns without it.
+    /// A dispatch that found the pipeline owned; called with `lock` held, returns without it.
+    ///
+    /// Rule 2: a dispatch from inside this thread's dispatch is queued, never run recursively. A dispatch from inside
+    /// another store's dispatch is handed to the thread that owns this pipeline instead of waiting for it, which
+    /// could deadlock if that thread dispatches back into the other store. Any other dispatch waits in line until
+    /// the pipeline is handed to it, and then runs as its owner. `fromAPI`: go through the chain as it is once the
+    /// pipeline is ours (`entry`), not through `chain`.
     @usableFromInline
-    func enqueueLocked(_ action: Action) -> Bool {
+    func dispatchToOwnedPipeline(_ action: Action, through chain: DispatchFunction<Action>?, fromAPI: Bool) -> Bool {
         guard isAlive else {
             lock.unlock()
             return false
@@ -152,9 +163,15 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         if isRefusing {
             return refuseLocked()
         }
-        queue.append(action)
-        lock.unlock()
-        return true
+        let thread = ThreadID.current
+        switch pipeline.arrive(action, from: thread, ownsAnotherPipeline: OwnedPipelines.count > 0) {
+        case .queued:
+            lock.unlock()
+            return true
+        case .wait:
+            let waited = waitForPipeline(thread)
+            return processAsOwnerLocked(action, through: fromAPI ? entry : chain, waited: waited)
+        }
     }
 
     /// Processes `action` on a free pipeline; called with `lock` held, returns without it.
@@ -187,28 +204,63 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         return true
     }
 
+    /// Processes `action` on the pipeline that this thread was handed after waiting `waited` nanoseconds; called
+    /// with `lock` held, returns without it.
+    func processAsOwnerLocked(_ action: Action, through chain: DispatchFunction<Action>?, waited: UInt64) -> Bool {
+        guard isAlive else {
+            drainLocked(through: chain)
+            return false
+        }
+        if isRefusing {
+            // Shutdown began while this dispatch waited in line: refused like a dispatch that arrives now.
+            refusedCount += 1
+            drainLocked(through: chain)
+            return false
+        }
+        runLocked(action, through: chain, waited: waited)
+        drainLocked(through: chain)
+        return true
+    }
+
+    /// Runs the work of `action` as the pipeline's owner; called with `lock` held, returns with it.
+    @inlinable
+    func runLocked(_ action: Action, through chain: DispatchFunction<Action>?, waited: UInt64) {
+        waitOfCurrentAction = waited
+        if let chain {
+            lock.unlock()
+            chain(action)
+        } else {
+            reduceAndNotifyLocked(action)
+        }
+        lock.lock()
+        waitOfCurrentAction = 0
+    }
+
     /// Makes the calling thread the pipeline's owner; called with `lock` held.
     @inlinable
     func takePipeline() {
-        isDispatching = true
-        owner = ThreadID.current
+        pipeline.take(by: ThreadID.current)
         OwnedPipelines.add(1)
     }
 
-    /// Waits, with `lock` held, until no thread owns the pipeline.
-    @usableFromInline
-    func waitForPipeline() {
-        while isDispatching {
-            waiters += 1
-            lock.wait()
-            waiters -= 1
-        }
-        // Pass the wake-up on: this thread may finish without taking the pipeline (the fast path, when there is no
-        // subscriber and nobody read `state`), and then nobody else would wake the next waiter. If this thread
-        // takes the pipeline, the waiter it wakes goes back to waiting until this dispatch signals in turn.
-        if waiters > 0 {
-            lock.signal()
-        }
+    /// Waits in line, with `lock` held, until the pipeline is handed to this thread; returns the nanoseconds it
+    /// waited.
+    func waitForPipeline(_ thread: ThreadID) -> UInt64 {
+        let start = monotonicNanoseconds()
+        let wakeUp = ThreadWakeUp.current
+        pipeline.waitAsThread(thread, wakeUp: wakeUp)
+        repeat {
+            lock.wait(for: wakeUp)
+        } while pipeline.owner != thread
+        let waited = monotonicNanoseconds() &- start
+        pipeline.threadDidWait(waited)
+        OwnedPipelines.add(1)
+        return waited
+    }
+
+    /// The number of threads and tasks waiting for the pipeline (for tests).
+    var waiters: Int {
+        pipeline.waiterCount
     }
 
     /// Processes the actions queued by re-entrant dispatches, then gives up the pipeline.
@@ -217,32 +269,78 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     @inlinable
     func drainQueue(through chain: DispatchFunction<Action>?) {
         lock.lock()
+        drainLocked(through: chain)
+    }
+
+    /// ``drainQueue(through:)`` with `lock` held; returns without it.
+    @inlinable
+    func drainLocked(through chain: DispatchFunction<Action>?) {
         while true {
-            if _slowPath(!queue.isEmpty) {
-                guard isAlive else {
-                    queue.removeAll()
-                    continue
-                }
-                let next = queue.removeFirst()
-                if let chain {
-                    lock.unlock()
-                    chain(next)
-                    lock.lock()
-                } else {
-                    reduceAndNotifyLocked(next)
-                    lock.lock()
+            if _slowPath(!pipeline.queue.isEmpty) {
+                processQueueLocked(through: chain)
+            }
+            if _slowPath(pipeline.waiterCount > 0) {
+                if releaseToWaiterLocked(through: chain) {
+                    return
                 }
                 continue
             }
-            queue.resetIfEmpty()
-            isDispatching = false
-            owner = .none
+            pipeline.releaseIdle()
             OwnedPipelines.add(-1)
-            if waiters > 0 {
-                lock.signal()
-            }
             lock.unlock()
             return
+        }
+    }
+
+    /// Processes the queue until it is empty; called by the owner with `lock` held, returns with it.
+    @inlinable
+    func processQueueLocked(through chain: DispatchFunction<Action>?) {
+        while _slowPath(!pipeline.queue.isEmpty) {
+            guard isAlive else {
+                pipeline.dropQueue()
+                return
+            }
+            let next = pipeline.queue.removeFirst()
+            if let chain {
+                lock.unlock()
+                chain(next)
+                lock.lock()
+            } else {
+                reduceAndNotifyLocked(next)
+                lock.lock()
+            }
+        }
+    }
+
+    /// The queue is empty and someone waits: hands the pipeline over to a waiting thread (returns `true`, without
+    /// `lock`), or processes a waiting task's action and resumes the task (returns `false`, with `lock`: the caller
+    /// processes what that queued, then releases again).
+    @usableFromInline
+    func releaseToWaiterLocked(through chain: DispatchFunction<Action>?) -> Bool {
+        switch pipeline.release(now: monotonicNanoseconds()) {
+        case .idle:
+            OwnedPipelines.add(-1)
+            lock.unlock()
+            return true
+        case .handOver(let wakeUp):
+            OwnedPipelines.add(-1)
+            wakeUp.signal()
+            lock.unlock()
+            return true
+        case .serve(let action, let continuation, let waited):
+            guard isAlive, !isRefusing else {
+                // Gone, or shut down while the task waited in line: its action is dropped.
+                if isAlive { refusedCount += 1 }
+                lock.unlock()
+                continuation.resume(returning: .dropped)
+                lock.lock()
+                return false
+            }
+            let work = runTrackingLocked(action, through: chain, waited: waited)
+            lock.unlock()
+            continuation.resume(returning: .processed(work))
+            lock.lock()
+            return false
         }
     }
 
@@ -311,7 +409,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
             lock.unlock()
             return
         }
-        if _fastPath(isDispatching && owner == ThreadID.current) {
+        if _fastPath(pipeline.owner == ThreadID.current) {
             reduceAndNotifyLocked(action)
             return
         }
@@ -321,13 +419,16 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// `next` called outside of a dispatch of this thread: take the pipeline like a dispatch does.
     @usableFromInline
     func reduceFromOutside(_ action: Action) {
-        waitForPipeline()
+        if pipeline.isOwned {
+            _ = waitForPipeline(ThreadID.current)
+        } else {
+            takePipeline()
+        }
+        let chain = entry
         guard isAlive else {
-            lock.unlock()
+            drainLocked(through: chain)
             return
         }
-        takePipeline()
-        let chain = entry
         reduceAndNotifyLocked(action)
         drainQueue(through: chain)
     }
@@ -342,11 +443,8 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     @usableFromInline @discardableResult
     func dispatchFromAPI(_ action: Action) -> Bool {
         lock.lock()
-        if isDispatching {
-            if owner == ThreadID.current || OwnedPipelines.count > 0 {
-                return enqueueLocked(action)
-            }
-            waitForPipeline()
+        if pipeline.isOwned {
+            return dispatchToOwnedPipeline(action, through: nil, fromAPI: true)
         }
         // A strong reference for the duration of the call: `storeDidGoAway()` may clear `entry` meanwhile.
         let chain = entry
@@ -434,6 +532,9 @@ struct ActionQueue<Action> {
 
     @inlinable
     var isEmpty: Bool { head == items.count }
+
+    @inlinable
+    var count: Int { items.count - head }
 
     @inlinable
     mutating func append(_ action: Action) {

@@ -76,6 +76,14 @@ package final class Lock: @unchecked Sendable {
         precondition(error == 0, "Sluice: pthread_cond_wait failed with \(error)")
     }
 
+    /// Atomically releases the mutex and waits for `wakeUp.signal()`; holds the mutex again when it returns.
+    ///
+    /// The wait can end spuriously: call it in a loop over the condition.
+    package func wait(for wakeUp: ThreadWakeUp) {
+        let error = pthread_cond_wait(wakeUp.condition, mutex)
+        precondition(error == 0, "Sluice: pthread_cond_wait failed with \(error)")
+    }
+
     /// Wakes one thread in `wait()`.
     @usableFromInline
     package func signal() {
@@ -134,6 +142,27 @@ package struct ThreadID: Equatable, Sendable {
     /// No thread.
     @usableFromInline
     package static let none = ThreadID(raw: 0)
+}
+
+/// The calling thread's own condition variable (a C thread-local), on which it waits for a store's pipeline.
+///
+/// One per thread, so that the owner of a pipeline wakes exactly the thread that it hands the pipeline to (the
+/// oldest waiter), not every waiter. Signal it with the store's lock held: the woken thread may otherwise see
+/// itself owner, finish, and exit before the signal.
+@usableFromInline
+package struct ThreadWakeUp: @unchecked Sendable {
+    // @unchecked: a pointer to a pthread condition variable, used only through the pthread functions.
+    let condition: UnsafeMutablePointer<pthread_cond_t>
+
+    /// The calling thread's.
+    package static var current: ThreadWakeUp {
+        ThreadWakeUp(condition: csluice_thread_condition())
+    }
+
+    /// Wakes the thread, if it waits.
+    package func signal() {
+        pthread_cond_signal(condition)
+    }
 }
 
 /// How many store pipelines the calling thread owns right now, in a thread-local variable.

@@ -50,7 +50,7 @@ enum READMESnippets {
         _ = store
         _ = subscription
 
-        // README.md:107
+        // README.md:109
         do {
             let last = store.read { $0.history.last }                          // borrowed, under the lock
             let total = store.dispatch(.add(5), reading: { $0.count })         // the state right after this action
@@ -60,7 +60,7 @@ enum READMESnippets {
             _ = watcher
         }
 
-        // README.md:120
+        // README.md:122
         store.run { api in
             if api.state.count == 0 { api.dispatch(.add(10)) }        // synchronous, on this thread
         }
@@ -76,7 +76,7 @@ enum READMESnippets {
         store.cancel(id: "poll")
         _ = total
 
-        // README.md:147
+        // README.md:149
         let audit = SideEffect<AppState, AppAction> { action, api in
             print("\(action) as \(api.dependencies.makeID()) at \(api.dependencies.date.now.timeIntervalSince1970)")
         }
@@ -97,7 +97,7 @@ enum READMESnippets {
         _ = scheduler
         _ = audited
 
-        // README.md:251
+        // README.md:253
         do {
             let journal = try Journal(directory: dataDirectory)
             let store = try Store<Counter, CounterAction>(
@@ -112,7 +112,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:279
+        // README.md:281
         do {
             let report = Middlewares.throttle(.seconds(1)) { (action: AppAction, api: MiddlewareAPI<AppState, AppAction>) in
                 print("count is", api.state.count)  // at most once a second, however many actions arrive
@@ -122,7 +122,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:317
+        // README.md:319
         do {
             let store = Store<AppState, AppAction>(
                 initialState: AppState(),
@@ -136,7 +136,7 @@ enum READMESnippets {
             _ = report
         }
 
-        // README.md:342
+        // README.md:344
         do {
             let store = Store<AppState, AppAction>(
                 initialState: AppState(),
@@ -146,7 +146,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:391
+        // README.md:395
         func addAddsTheAmount() {
             let next = counter(AppState(), .add(41))
             #expect(next.count == 41)
@@ -154,7 +154,7 @@ enum READMESnippets {
         }
         addAddsTheAmount()
 
-        // README.md:403
+        // README.md:407
         func everyActionIsLogged() {
             let lines = Recorder<String>()  // a small lock-guarded array of your test support code
             let store = Store<AppState, AppAction>(
@@ -168,7 +168,7 @@ enum READMESnippets {
         }
         everyActionIsLogged()
 
-        // README.md:422
+        // README.md:426
         func reportIsDebounced() {
             let scheduler = TestScheduler()
             let reports = Recorder<Int>()
@@ -190,7 +190,7 @@ enum READMESnippets {
         }
         reportIsDebounced()
 
-        // README.md:453
+        // README.md:457
         do {
             struct Quote: Equatable, Sendable {
                 var symbol = ""

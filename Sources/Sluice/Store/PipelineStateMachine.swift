@@ -1,0 +1,211 @@
+/// The dispatch pipeline of one store: who runs the work of actions, what is queued for it, who waits for it.
+///
+/// The pipeline is *idle* (`owner == .none`) or *owned* by one thread, which runs the middleware, the reducer and
+/// the subscribers for an action and for every action queued meanwhile. While it is owned:
+///
+/// - `queue` holds the actions dispatched from inside the owner's work (rule 2) and those handed over by threads
+///   that own another store's pipeline; the owner processes them in order before it gives the pipeline up.
+/// - `waiters` is one first-in, first-out line of the dispatches that wait for the pipeline: threads blocked in
+///   `dispatch` and tasks suspended in `send`. When the owner is done with its queue it calls ``release(now:)``,
+///   which serves the line in order: a waiting thread is handed the pipeline (it becomes the owner and is woken);
+///   a waiting task's action is processed by the owner itself, which then resumes the task. A task is never
+///   handed the pipeline: it might not get a thread to run on while blocked dispatchers hold every thread of the
+///   cooperative pool, and they would wait for it forever.
+///
+/// Invariant: an idle pipeline has no waiters (``release(now:)`` goes idle only when the line is empty).
+///
+/// The machine is pure: it neither locks, nor blocks, nor runs actions. Its transitions return what the caller
+/// must do (in the style of swift-async-algorithms' `DebounceStateMachine`). `StoreCore` holds it under its lock
+/// and performs the answers after the transition. It is generic over what wakes a thread and what resumes a task,
+/// so that it can be tested without either.
+@usableFromInline
+struct PipelineStateMachine<Action, WakeUp, Continuation> {
+    /// A dispatch or a send waiting for the pipeline.
+    @usableFromInline
+    enum Waiter {
+        /// A thread blocked in `dispatch`; `wakeUp` wakes it once it owns the pipeline.
+        case thread(ThreadID, wakeUp: WakeUp)
+        /// A task suspended in `send`; the owner processes `action` for it, then resumes `continuation`.
+        case task(ticket: UInt64, action: Action, continuation: Continuation, since: UInt64)
+    }
+
+    /// What the owner must do when its queue is empty; see ``release(now:)``.
+    @usableFromInline
+    enum Release {
+        /// The pipeline is idle: nothing more to do.
+        case idle
+        /// The pipeline now belongs to a waiting thread: wake it (with the lock held, so that it cannot see itself
+        /// owner, finish and exit before it was woken), and forget the pipeline.
+        case handOver(WakeUp)
+        /// Still the owner: process `action` for a waiting task (with everything it queues), then resume it.
+        case serve(Action, Continuation, waited: UInt64)
+    }
+
+    /// What a dispatch that found the pipeline owned must do; see ``arrive(_:from:ownsAnotherPipeline:)``.
+    @usableFromInline
+    enum Arrival {
+        /// The action was queued for the owner (rule 2, or the hand-over between stores): return at once.
+        case queued
+        /// Wait for the pipeline (a thread: ``waitAsThread(_:wakeUp:)``; a task: ``waitAsTask(ticket:action:continuation:now:)``).
+        case wait
+    }
+
+    /// The thread that owns the pipeline; `.none` when it is idle.
+    @usableFromInline
+    var owner = ThreadID.none
+    /// Actions queued for the owner.
+    @usableFromInline
+    var queue = ActionQueue<Action>()
+    /// The dispatches and sends waiting for the pipeline, oldest first (from `waitersHead` on).
+    @usableFromInline
+    var waiters: [Waiter] = []
+    @usableFromInline
+    var waitersHead = 0
+    /// `waiters.count - waitersHead`, stored: the owner tests it on every release.
+    @usableFromInline
+    var waiterCount = 0
+    var nextTicket: UInt64 = 0
+    /// Counted only off the fast path: when a dispatch waits, or an action is queued.
+    var statistics = StoreStatistics()
+
+    @inlinable
+    init() {}
+
+    /// Whether a thread owns the pipeline.
+    ///
+    /// Compares the raw value: `ThreadID.none` is a global whose lazy accessor cost 20 instructions per dispatch.
+    @inlinable
+    var isOwned: Bool { owner.raw != 0 }
+
+    // MARK: Transitions
+
+    /// Idle to owned by `thread`.
+    @inlinable
+    mutating func take(by thread: ThreadID) {
+        owner = thread
+    }
+
+    /// A dispatch of `action` from `thread` while the pipeline is owned: queue it if `thread` is the owner (rule 2)
+    /// or owns another store's pipeline (the hand-over between stores), or else tell it to wait.
+    mutating func arrive(_ action: Action, from thread: ThreadID, ownsAnotherPipeline: Bool) -> Arrival {
+        precondition(isOwned, "arrive on an idle pipeline")
+        if owner == thread || ownsAnotherPipeline {
+            enqueue(action)
+            return .queued
+        }
+        return .wait
+    }
+
+    /// Appends `action` to the owner's queue.
+    mutating func enqueue(_ action: Action) {
+        queue.append(action)
+        statistics.queuedActions += 1
+        noteDepth()
+    }
+
+    /// A thread starts waiting, at the end of the line.
+    mutating func waitAsThread(_ thread: ThreadID, wakeUp: WakeUp) {
+        append(.thread(thread, wakeUp: wakeUp))
+    }
+
+    /// A new ticket for a task that is about to wait (to find it again if it is cancelled).
+    mutating func makeTicket() -> UInt64 {
+        nextTicket &+= 1
+        return nextTicket
+    }
+
+    /// A task starts waiting, at the end of the line, with the action it sends.
+    mutating func waitAsTask(ticket: UInt64, action: Action, continuation: Continuation, now: UInt64) {
+        append(.task(ticket: ticket, action: action, continuation: continuation, since: now))
+    }
+
+    /// A waiting task was cancelled: removes it from the line and returns its continuation, to resume as
+    /// cancelled; `nil` if it is no longer waiting (its action was already taken by the owner).
+    mutating func cancelTask(ticket: UInt64) -> Continuation? {
+        for index in waitersHead..<waiters.count {
+            if case .task(ticket, _, let continuation, _) = waiters[index] {
+                waiters.remove(at: index)
+                waiterCount -= 1
+                return continuation
+            }
+        }
+        return nil
+    }
+
+    /// A woken thread has waited `waited` nanoseconds for the pipeline, which it now owns.
+    mutating func threadDidWait(_ waited: UInt64) {
+        statistics.blockedWaits += 1
+        noteWait(waited)
+    }
+
+    /// The next queued action for the owner, `nil` when the queue is empty.
+    @inlinable
+    mutating func nextQueuedAction() -> Action? {
+        queue.isEmpty ? nil : queue.removeFirst()
+    }
+
+    /// Drops every queued action (the store went away).
+    @usableFromInline
+    mutating func dropQueue() {
+        queue.removeAll()
+    }
+
+    /// The owner is done with its queue: give the pipeline to the oldest waiter, or go idle.
+    ///
+    /// A waiting thread becomes the owner (``Release/handOver(_:)``); a waiting task's action is handed to the
+    /// current owner (``Release/serve(_:_:waited:)``), which stays the owner and calls `release` again afterwards.
+    mutating func release(now: UInt64) -> Release {
+        queue.resetIfEmpty()
+        guard waiterCount > 0 else {
+            owner = .none
+            return .idle
+        }
+        let waiter = waiters[waitersHead]
+        waitersHead += 1
+        waiterCount -= 1
+        if waiterCount == 0 {
+            waiters.removeAll(keepingCapacity: true)
+            waitersHead = 0
+        }
+        switch waiter {
+        case .thread(let thread, let wakeUp):
+            owner = thread
+            return .handOver(wakeUp)
+        case .task(_, let action, let continuation, let since):
+            let waited = now >= since ? now - since : 0
+            noteWait(waited)
+            return .serve(action, continuation, waited: waited)
+        }
+    }
+
+    /// The owner gives up a pipeline that nobody waits for (the fast release: ``release(now:)`` without a clock).
+    @inlinable
+    mutating func releaseIdle() {
+        queue.resetIfEmpty()
+        owner = ThreadID(raw: 0)
+    }
+
+    // MARK: Bookkeeping
+
+    private mutating func append(_ waiter: Waiter) {
+        waiters.append(waiter)
+        waiterCount += 1
+        noteDepth()
+    }
+
+    private mutating func noteDepth() {
+        let depth = queue.count + waiterCount
+        if depth > statistics.deepestQueue {
+            statistics.deepestQueue = depth
+        }
+    }
+
+    private mutating func noteWait(_ waited: UInt64) {
+        let wait = Duration.nanoseconds(Int64(clamping: waited))
+        statistics.waits += 1
+        statistics.totalWait += wait
+        if wait > statistics.longestWait {
+            statistics.longestWait = wait
+        }
+    }
+}

@@ -1,0 +1,336 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#elseif canImport(Android)
+import Android
+#endif
+
+/// The asynchronous work that processing a sent action started; returned by ``Store/send(_:)``.
+///
+/// ``Store/send(_:)`` returns once the action was processed, like ``Store/dispatch(_:)``; the tasks that its
+/// processing started (the `Task` of an asynchronous ``SideEffect``, an effect started with ``Store/start(_:)`` or
+/// through a ``MiddlewareAPI``), for it and for the actions that its work dispatched, go on. `StoreTask` follows them:
+/// ``finish()`` waits for them, ``cancel()`` cancels them.
+///
+/// ```swift
+/// let task = await store.send(.refresh)
+/// await task.finish()   // the side effects of `.refresh` are done
+/// ```
+///
+/// A send that was queued (made while this thread was already processing an action of the store, or handed over
+/// from another store's work) or dropped tracks nothing: its `finish()` returns at once.
+public struct StoreTask: Sendable {
+    /// Whether the store accepted the action: `true` when it was processed (or queued), `false` when it was dropped
+    /// because the store is gone, the API's run was cancelled, or the sending task was cancelled while it waited.
+    public let isAccepted: Bool
+    @usableFromInline
+    let work: TrackedWork?
+
+    @usableFromInline
+    init(isAccepted: Bool, work: TrackedWork? = nil) {
+        self.isAccepted = isAccepted
+        self.work = work
+    }
+
+    /// Waits until every task that processing the action started has finished.
+    ///
+    /// Cancelling the task that awaits `finish()` cancels that work, as ``cancel()`` does.
+    public func finish() async {
+        guard let work else { return }
+        await withTaskCancellationHandler {
+            await work.finish()
+        } onCancel: {
+            work.cancel()
+        }
+    }
+
+    /// Cancels every task that processing the action started.
+    public func cancel() {
+        work?.cancel()
+    }
+
+    /// Whether ``cancel()`` was called (or the task awaiting ``finish()`` was cancelled).
+    public var isCancelled: Bool {
+        work?.isCancelled ?? false
+    }
+}
+
+/// The tasks started while the owner processed one sent action; created at the first one, so a send that starts
+/// no task allocates nothing.
+///
+/// `@unchecked Sendable`: `entries` and `cancelled` are guarded by `lock`.
+@usableFromInline
+final class TrackedWork: @unchecked Sendable {
+    struct Entry: Sendable {
+        let cancel: @Sendable () -> Void
+        let finish: @Sendable () async -> Void
+    }
+
+    private let lock = Lock()
+    private var entries: [Entry] = []
+    private var cancelled = false
+
+    func add(_ entry: Entry) {
+        let cancelNow: Bool = lock.withLock {
+            entries.append(entry)
+            return cancelled
+        }
+        if cancelNow { entry.cancel() }
+    }
+
+    func finish() async {
+        for entry in lock.withLock({ entries }) {
+            await entry.finish()
+        }
+    }
+
+    func cancel() {
+        let entries: [Entry] = lock.withLock {
+            cancelled = true
+            return self.entries
+        }
+        for entry in entries {
+            entry.cancel()
+        }
+    }
+
+    var isCancelled: Bool {
+        lock.withLock { cancelled }
+    }
+}
+
+/// How a waiting `send` ends.
+@usableFromInline
+enum SendOutcome: Sendable {
+    /// The owner processed the action; the work it started, if any.
+    case processed(TrackedWork?)
+    /// The store went away before the action's turn.
+    case dropped
+    /// The sending task was cancelled while it waited; the action was not processed.
+    case cancelled
+    /// The pipeline was free by the time the task was about to wait: try again.
+    case retry
+}
+
+/// Nanoseconds on the monotonic clock (only differences mean anything).
+func monotonicNanoseconds() -> UInt64 {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
+}
+
+extension StoreCore {
+    /// Sends `action` from a task: as ``dispatch(_:through:)``, but suspends instead of blocking while another
+    /// thread owns the pipeline. `fromAPI`: go through `entry` (read once the pipeline is ours), not `chain`.
+    ///
+    /// Inlinable for its fast path, the one of a dispatch: with no middleware and nobody to notify, one lock, one
+    /// reducer call and one unlock (nothing can start work to track). Any other send takes the pipeline for the
+    /// whole of its work, which 64 tasks sending at once would otherwise make them wait for (and suspend) far more
+    /// often.
+    @inlinable
+    nonisolated(nonsending) func send(
+        _ action: Action,
+        through chain: DispatchFunction<Action>?,
+        fromAPI: Bool
+    ) async -> StoreTask {
+        lock.lock()
+        if _fastPath(!pipeline.isOwned) {
+            let chain = fromAPI ? entry : chain
+            if chain == nil && isAlive && nobodyToNotify && !isRefusing {
+                reduce(&statePointer.pointee, action)
+                lock.unlock()
+                return StoreTask(isAccepted: true)
+            }
+            return sendOnFreePipelineLocked(action, through: chain)
+        }
+        // Not called with the lock held: a lock is never carried into an async call.
+        lock.unlock()
+        return await sendToOwnedPipeline(action, through: chain, fromAPI: fromAPI)
+    }
+
+    /// A send that found the pipeline owned, a moment ago: looks again under the lock, then queues, waits or runs.
+    @usableFromInline
+    nonisolated(nonsending) func sendToOwnedPipeline(
+        _ action: Action,
+        through chain: DispatchFunction<Action>?,
+        fromAPI: Bool
+    ) async -> StoreTask {
+        lock.lock()
+        if !pipeline.isOwned {
+            return sendOnFreePipelineLocked(action, through: fromAPI ? entry : chain)
+        }
+        guard isAlive else {
+            lock.unlock()
+            return StoreTask(isAccepted: false)
+        }
+        if isRefusing {
+            _ = refuseLocked()
+            return StoreTask(isAccepted: false)
+        }
+        let thread = ThreadID.current
+        // A send from the owner's own thread or from inside another store's work (possible when that work awaits
+        // nothing but runs on a thread of the cooperative pool) queues like a dispatch.
+        if pipeline.owner == thread || OwnedPipelines.count > 0 {
+            pipeline.enqueue(action)
+            lock.unlock()
+            return StoreTask(isAccepted: true)
+        }
+        let ticket = pipeline.makeTicket()
+        lock.unlock()
+        let outcome = await withTaskCancellationHandler {
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<SendOutcome, Never>) in
+                lock.lock()
+                // Both checks under the lock: a cancellation handler that ran before the task was in line found
+                // nothing to remove, but the task is already marked cancelled.
+                if Task.isCancelled {
+                    lock.unlock()
+                    continuation.resume(returning: .cancelled)
+                } else if !pipeline.isOwned {
+                    lock.unlock()
+                    continuation.resume(returning: .retry)
+                } else {
+                    pipeline.waitAsTask(
+                        ticket: ticket,
+                        action: action,
+                        continuation: continuation,
+                        now: monotonicNanoseconds()
+                    )
+                    lock.unlock()
+                }
+            }
+        } onCancel: {
+            lock.lock()
+            let continuation = pipeline.cancelTask(ticket: ticket)
+            lock.unlock()
+            continuation?.resume(returning: .cancelled)
+        }
+        switch outcome {
+        case .processed(let work):
+            return StoreTask(isAccepted: true, work: work)
+        case .dropped, .cancelled:
+            return StoreTask(isAccepted: false)
+        case .retry:
+            return await send(action, through: chain, fromAPI: fromAPI)
+        }
+    }
+
+    /// Runs a send on the free pipeline, on the calling thread; called with `lock` held, returns without it.
+    ///
+    /// Inlinable, so specialized in the caller's module: unspecialized, it spent about 1,400 instructions per send
+    /// on generic metadata lookups (callgrind, one pass-through middleware).
+    @inlinable
+    func sendOnFreePipelineLocked(_ action: Action, through chain: DispatchFunction<Action>?) -> StoreTask {
+        guard isAlive else {
+            lock.unlock()
+            return StoreTask(isAccepted: false)
+        }
+        if _slowPath(isRefusing) {
+            _ = refuseLocked()
+            return StoreTask(isAccepted: false)
+        }
+        takePipeline()
+        let work = runTrackingLocked(action, through: chain, waited: 0)
+        drainLocked(through: chain)
+        return StoreTask(isAccepted: true, work: work)
+    }
+
+    /// Runs the work of a sent action, and of the actions queued meanwhile, as the owner, and returns the tasks that
+    /// this work started; called with `lock` held, returns with it.
+    @inlinable
+    func runTrackingLocked(_ action: Action, through chain: DispatchFunction<Action>?, waited: UInt64) -> TrackedWork? {
+        isTrackingWork = true
+        runLocked(action, through: chain, waited: waited)
+        processQueueLocked(through: chain)
+        isTrackingWork = false
+        defer { trackedWork = nil }
+        return trackedWork
+    }
+
+    /// Adds a task just started to the ``StoreTask`` of the send being processed, if the calling thread is
+    /// processing one; `cancel` and `finish` cancel the task and wait for it.
+    func trackTask(cancel: @escaping @Sendable () -> Void, finish: @escaping @Sendable () async -> Void) {
+        lock.lock()
+        guard isTrackingWork, pipeline.owner == ThreadID.current else {
+            lock.unlock()
+            return
+        }
+        let work: TrackedWork
+        if let trackedWork {
+            work = trackedWork
+        } else {
+            work = TrackedWork()
+            trackedWork = work
+        }
+        lock.unlock()
+        work.add(TrackedWork.Entry(cancel: cancel, finish: finish))
+    }
+}
+
+/// What sends actions into a store for a ``ScopedStore``, which knows the store's `Action` type but not its `State`.
+///
+/// A protocol rather than a stored closure: its requirement runs on the caller's executor (`nonisolated(nonsending)`),
+/// so that a send from an actor does not hop to the global executor and back.
+protocol ActionSending<Action>: Sendable {
+    associatedtype Action
+    nonisolated(nonsending) func sendThroughChain(_ action: Action) async -> StoreTask
+}
+
+extension StoreCore: ActionSending {
+    nonisolated(nonsending) func sendThroughChain(_ action: Action) async -> StoreTask {
+        await send(action, through: nil, fromAPI: true)
+    }
+}
+
+extension Store {
+    /// Sends an action through the middleware to the reducer, like ``dispatch(_:)``, but suspends instead of
+    /// blocking its thread while the store is busy; returns the work that the action started.
+    ///
+    /// Use `send` from async code (a request handler, a `Task`): while another thread or task runs the work of an
+    /// action on this store, ``dispatch(_:)`` blocks the calling thread (a thread of the cooperative pool, in async
+    /// code), while `send` suspends the task and frees the thread. Waiting dispatches and sends are served in the
+    /// order in which they arrived. Otherwise it follows the dispatch contract: it returns once the action and every
+    /// action that its work dispatched have been reduced and the subscribers notified; see
+    /// <doc:DispatchContract#Send-and-dispatch>.
+    ///
+    /// ```swift
+    /// let task = await store.send(.orders(.place(id: 7)))
+    /// await task.finish()   // its side effects and effects are done too
+    /// ```
+    ///
+    /// A task cancelled while it waits leaves the line, and its action is not processed (``StoreTask/isAccepted`` is
+    /// `false`); once its action's turn came, cancellation no longer stops it.
+    ///
+    /// - Parameter action: The action.
+    /// - Returns: The asynchronous work that processing the action started; see ``StoreTask``.
+    @inlinable @discardableResult
+    public nonisolated(nonsending) func send(_ action: Action) async -> StoreTask {
+        await core.send(action, through: chain, fromAPI: false)
+    }
+}
+
+extension MiddlewareAPI {
+    /// Sends an action through the whole middleware chain of the store, suspending instead of blocking while the
+    /// store is busy; see ``Store/send(_:)``.
+    ///
+    /// For asynchronous work (an async ``SideEffect``, an effect): `send` frees the cooperative thread that
+    /// ``dispatch(_:)`` would block. Dropped (``StoreTask/isAccepted`` is `false`) if this run was cancelled or the
+    /// store is gone.
+    @discardableResult
+    public nonisolated(nonsending) func send(_ action: Action) async -> StoreTask {
+        if let cancellation, cancellation.isCancelled {
+            return StoreTask(isAccepted: false)
+        }
+        return await core.send(action, through: nil, fromAPI: true)
+    }
+
+    /// How long the action whose work runs now waited for the store's pipeline (zero unless another thread or task
+    /// was running the store's work when it was dispatched or sent).
+    ///
+    /// Meaningful only when read by the middleware chain while it processes that action, on the dispatching thread.
+    package var pipelineWaitOfCurrentAction: Duration {
+        .nanoseconds(Int64(clamping: core.waitOfCurrentAction))
+    }
+}

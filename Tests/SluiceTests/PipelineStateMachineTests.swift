@@ -1,0 +1,117 @@
+import Testing
+
+@testable import Sluice
+
+/// `PipelineStateMachine` on its own: every transition, with plain values standing for the thread wake-ups and the
+/// task continuations (no threads, no tasks).
+@Suite struct PipelineStateMachineTests {
+    /// Wake-ups and continuations are strings: the test reads who was woken or resumed.
+    private typealias Machine = PipelineStateMachine<Int, String, String>
+
+    private let owner = ThreadID(raw: 1)
+    private let other = ThreadID(raw: 2)
+    private let third = ThreadID(raw: 3)
+
+    @Test func aNewPipelineIsIdleAndTakingItMakesTheThreadItsOwner() {
+        var machine = Machine()
+        #expect(!machine.isOwned)
+        machine.take(by: owner)
+        #expect(machine.isOwned)
+        #expect(machine.owner == owner)
+    }
+
+    @Test func theOwnersOwnDispatchIsQueuedAndOthersWait() {
+        var machine = Machine()
+        machine.take(by: owner)
+        #expect(machine.arrive(1, from: owner, ownsAnotherPipeline: false) == .queued)
+        #expect(machine.arrive(2, from: other, ownsAnotherPipeline: false) == .wait)
+        // The hand-over between stores: a thread inside another store's work queues instead of waiting.
+        #expect(machine.arrive(3, from: other, ownsAnotherPipeline: true) == .queued)
+        #expect(machine.nextQueuedAction() == 1)
+        #expect(machine.nextQueuedAction() == 3)
+        #expect(machine.nextQueuedAction() == nil)
+        #expect(machine.statistics.queuedActions == 2)
+    }
+
+    @Test func releaseWithNobodyWaitingGoesIdle() {
+        var machine = Machine()
+        machine.take(by: owner)
+        #expect(machine.release(now: 0) == .idle)
+        #expect(!machine.isOwned)
+    }
+
+    @Test func releaseServesTheLineInOrderThreadsTakeOverAndTasksAreServedByTheOwner() {
+        var machine = Machine()
+        machine.take(by: owner)
+        machine.waitAsThread(other, wakeUp: "wake other")
+        machine.waitAsTask(ticket: machine.makeTicket(), action: 10, continuation: "task A", now: 100)
+        machine.waitAsThread(third, wakeUp: "wake third")
+        machine.waitAsTask(ticket: machine.makeTicket(), action: 20, continuation: "task B", now: 100)
+        #expect(machine.waiterCount == 4)
+        #expect(machine.statistics.deepestQueue == 4)
+
+        // The oldest waiter is a thread: it becomes the owner.
+        #expect(machine.release(now: 150) == .handOver("wake other"))
+        #expect(machine.owner == other)
+        // Its release serves task A: `other` stays the owner and processes A's action.
+        #expect(machine.release(now: 150) == .serve(10, "task A", waited: 50))
+        #expect(machine.owner == other)
+        #expect(machine.release(now: 160) == .handOver("wake third"))
+        #expect(machine.owner == third)
+        #expect(machine.release(now: 400) == .serve(20, "task B", waited: 300))
+        #expect(machine.release(now: 400) == .idle)
+        #expect(!machine.isOwned)
+        #expect(machine.waiterCount == 0)
+    }
+
+    @Test func aCancelledTaskLeavesTheLineAndItsActionIsNeverServed() {
+        var machine = Machine()
+        machine.take(by: owner)
+        let first = machine.makeTicket()
+        let second = machine.makeTicket()
+        machine.waitAsTask(ticket: first, action: 1, continuation: "first", now: 0)
+        machine.waitAsTask(ticket: second, action: 2, continuation: "second", now: 0)
+        #expect(machine.cancelTask(ticket: first) == "first")
+        // Cancelled twice (or after its turn): nothing left to resume.
+        #expect(machine.cancelTask(ticket: first) == nil)
+        #expect(machine.release(now: 0) == .serve(2, "second", waited: 0))
+        #expect(machine.cancelTask(ticket: second) == nil)
+        #expect(machine.release(now: 0) == .idle)
+    }
+
+    @Test func waitsAreCountedWithTheirTotalAndLongest() {
+        var machine = Machine()
+        machine.take(by: owner)
+        machine.threadDidWait(30)
+        machine.waitAsTask(ticket: machine.makeTicket(), action: 1, continuation: "task", now: 10)
+        _ = machine.release(now: 110)
+        #expect(machine.statistics.waits == 2)
+        #expect(machine.statistics.blockedWaits == 1)
+        #expect(machine.statistics.totalWait == .nanoseconds(130))
+        #expect(machine.statistics.longestWait == .nanoseconds(100))
+    }
+
+    @Test func theDeepestQueueCountsQueuedActionsAndWaitersTogether() {
+        var machine = Machine()
+        machine.take(by: owner)
+        machine.enqueue(1)
+        machine.enqueue(2)
+        machine.waitAsThread(other, wakeUp: "other")
+        #expect(machine.statistics.deepestQueue == 3)
+        _ = machine.nextQueuedAction()
+        _ = machine.nextQueuedAction()
+        _ = machine.release(now: 0)
+        #expect(machine.statistics.deepestQueue == 3)
+    }
+}
+
+extension PipelineStateMachine.Release: Equatable where Action: Equatable, WakeUp: Equatable, Continuation: Equatable {
+    static func == (lhs: Self, rhs: Self) -> Bool {
+        switch (lhs, rhs) {
+        case (.idle, .idle): true
+        case (.handOver(let a), .handOver(let b)): a == b
+        case (.serve(let a, let c, let w), .serve(let b, let d, let v)): a == b && c == d && w == v
+        default: false
+        }
+    }
+}
