@@ -84,19 +84,11 @@ extension StoreCore {
             _ = refuseLocked()
             return nil
         }
-        if chain == nil {
+        if chain == nil && nobodyToNotify {
+            // Nobody to notify, so no pipeline to take (a reduce does not change `nobodyToNotify` here).
             reduce(&statePointer.pointee, action)
-            if nobodyToNotify {
-                let value = body(statePointer.pointee)
-                lock.unlock()
-                return value
-            }
-            takePipeline()
-            notifyLocked()
-            // After the subscribers, as with a chain; the actions they dispatched are still queued.
-            lock.lock()
             let value = body(statePointer.pointee)
-            drainLocked(through: nil)
+            lock.unlock()
             return value
         }
         takePipeline()
