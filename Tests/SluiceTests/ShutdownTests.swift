@@ -55,6 +55,8 @@ import Testing
         #expect(plain.state.count == 1)
         #expect(withMiddleware.refusedDispatchCount == 3)
         #expect(plain.refusedDispatchCount == 1)
+        #expect(withMiddleware.statistics.refusedDispatches == 3)
+        #expect(plain.statistics.refusedDispatches == 1)
     }
 
     @Test func dispatchesOfAwaitedWorkAreRefusedToo() async {

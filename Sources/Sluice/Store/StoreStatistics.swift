@@ -8,7 +8,11 @@ extension Store {
     /// Counted only off the fast path: an uncontended dispatch updates nothing, so the figures cost nothing until
     /// threads meet. The figures only grow; subtract two readings to see an interval.
     public var statistics: StoreStatistics {
-        core.lock.withLock { core.pipeline.statistics }
+        core.lock.withLock {
+            var statistics = core.pipeline.statistics
+            statistics.refusedDispatches = core.refusedCount
+            return statistics
+        }
     }
 }
 
@@ -29,6 +33,8 @@ public struct StoreStatistics: Sendable, Hashable {
     /// The most actions waiting at one time: queued for the thread that runs the store's work, plus the dispatches
     /// and sends waiting for it.
     public var deepestQueue = 0
+    /// The dispatches and sends refused because ``Store/shutdown(timeout:)`` had begun (``Store/refusedDispatchCount``).
+    public var refusedDispatches = 0
 
     /// Statistics of a store that nobody has dispatched to yet.
     public init() {}
