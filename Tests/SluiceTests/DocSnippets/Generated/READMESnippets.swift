@@ -146,7 +146,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:395
+        // README.md:397
         func addAddsTheAmount() {
             let next = counter(AppState(), .add(41))
             #expect(next.count == 41)
@@ -154,7 +154,7 @@ enum READMESnippets {
         }
         addAddsTheAmount()
 
-        // README.md:407
+        // README.md:409
         func everyActionIsLogged() {
             let lines = Recorder<String>()  // a small lock-guarded array of your test support code
             let store = Store<AppState, AppAction>(
@@ -168,7 +168,7 @@ enum READMESnippets {
         }
         everyActionIsLogged()
 
-        // README.md:426
+        // README.md:428
         func reportIsDebounced() {
             let scheduler = TestScheduler()
             let reports = Recorder<Int>()
@@ -190,7 +190,7 @@ enum READMESnippets {
         }
         reportIsDebounced()
 
-        // README.md:457
+        // README.md:459
         do {
             struct Quote: Equatable, Sendable {
                 var symbol = ""
