@@ -362,6 +362,94 @@ import Testing
         #expect(seen["T1"]! > .zero)
         #expect(seen["S1"]! > .zero)
     }
+
+    // MARK: send(_:reading:)
+
+    @Test func sendReadingReturnsTheStateRightAfterItsAction() async {
+        let plain = Store(initialState: TestState(), reducer: testReducer)
+        #expect(await plain.send(.add(2), reading: { $0.count }) == 2)
+        let blocked = BlockedStore()
+        #expect(await blocked.store.send(.add(3), reading: { $0.count }) == 3)
+        let swallowing = Store(
+            initialState: TestState(),
+            reducer: testReducer,
+            middleware: [tap { action, _ in action != .noop }]
+        )
+        #expect(await swallowing.send(.noop, reading: { $0.count }) == nil)
+    }
+
+    /// A task that waits in line gets the state right after its own action: not the actions before it, not a
+    /// dispatch that lined up behind it.
+    @Test func aWaitingSendReadsBeforeTheActionsThatLinedUpBehindIt() async throws {
+        let blocked = BlockedStore()
+        blocked.blockOnAnotherThread()
+        let store = blocked.store
+        let before = blocked.waiterCount
+        let reading = Task { await store.send(.add(5), reading: { ($0.count, $0.log) }) }
+        try await poll("the reading send in line") { blocked.waiterCount == before + 1 }
+        try await blocked.dispatchOnAnotherThreadAndWaitInLine("after")
+        blocked.unblock()
+        let value = await reading.value
+        #expect(value?.0 == 5)
+        #expect(value?.1 == ["block"])
+        try await blocked.waitUntilLogged(2)
+        #expect(store.state.log == ["block", "after"])
+    }
+
+    @Test func aReadingSendCancelledWhileWaitingIsNotProcessed() async throws {
+        let blocked = BlockedStore()
+        blocked.blockOnAnotherThread()
+        let store = blocked.store
+        let reading = Task { await store.send(.add(5), reading: { $0.count }) }
+        try await poll("the reading send in line") { blocked.waiterCount == 1 }
+        reading.cancel()
+        #expect(await reading.value == nil)
+        blocked.unblock()
+        try await poll("the pipeline free") { blocked.waiterCount == 0 && store.state.log == ["block"] }
+        #expect(store.state.count == 0)
+    }
+
+    @Test func aReadingSendAfterShutdownIsRefused() async {
+        let store = Store(initialState: TestState(), reducer: testReducer)
+        _ = await store.shutdown(timeout: .seconds(5))
+        #expect(await store.send(.add(1), reading: { $0.count }) == nil)
+        #expect(store.state.count == 0)
+    }
+
+    /// Eight tasks send, eight threads dispatch; every reading is the count right after its own action, so the
+    /// readings are all different, and each is one of the counts the store went through.
+    @Test func readingsOfManyTasksAreEachTheirOwnActionsResult() async {
+        let store = Store(
+            initialState: TestState(),
+            reducer: testReducer,
+            middleware: [Middleware { _ in { next in { action in next(action) } } }]
+        )
+        let readings = Locked<[Int]>([])
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                await onThread {
+                    runOnThreads(8) { _ in
+                        for _ in 0..<500 { store.dispatch(.add(10_000)) }
+                    }
+                }
+            }
+            for _ in 0..<8 {
+                group.addTask {
+                    for _ in 0..<200 {
+                        if let count = await store.send(.add(1), reading: { $0.count }) {
+                            readings.append(count)
+                        }
+                    }
+                }
+            }
+        }
+        let all = readings.current
+        #expect(all.count == 8 * 200)
+        #expect(Set(all).count == all.count)
+        #expect(store.state.count == 8 * 500 * 10_000 + 8 * 200)
+        // Below 10,000 a reading counts the sends reduced so far, its own included: exactly 1 to 1,600, each once.
+        #expect(all.map { $0 % 10_000 }.sorted() == Array(1...1_600))
+    }
 }
 
 /// A store whose middleware blocks the thread that dispatches `.record("block")` until `unblock()`, so that other

@@ -217,3 +217,132 @@ extension MiddlewareAPI {
         return core.dispatchFromAPI(action, reading: body)
     }
 }
+
+// MARK: - send(_:reading:)
+
+extension StoreCore {
+    /// Runs `action` as the pipeline's owner, then calls `reader` with the state if an action reached the reducer
+    /// during that run (see ``dispatch(_:through:reading:)``); called with `lock` held, returns with it, before the
+    /// actions queued meanwhile run.
+    func runReadingLocked(
+        _ action: Action,
+        through chain: DispatchFunction<Action>?,
+        waited: UInt64,
+        reader: (borrowing State) -> Void
+    ) {
+        isReading = true
+        reducedWhileReading = false
+        nobodyToNotify = false
+        runLocked(action, through: chain, waited: waited)
+        if reducedWhileReading {
+            reader(statePointer.pointee)
+        }
+        if isReading {
+            isReading = false
+            nobodyToNotify = subscribers.isEmpty && !observedSinceLastChange
+        }
+        reducedWhileReading = false
+    }
+
+    /// ``send(_:through:fromAPI:)`` with a reading: ``dispatch(_:through:reading:)`` for a task, which suspends instead
+    /// of blocking while another thread or task owns the pipeline; the owner then processes its action and takes the
+    /// reading for it, before any later action.
+    nonisolated(nonsending) func send<T: Sendable>(
+        _ action: Action,
+        through chain: DispatchFunction<Action>?,
+        fromAPI: Bool,
+        reading body: @escaping @Sendable (borrowing State) -> T
+    ) async -> T? {
+        lock.lock()
+        if !pipeline.isOwned {
+            return processLocked(action, through: fromAPI ? entry : chain, reading: body)
+        }
+        guard isAlive else {
+            lock.unlock()
+            return nil
+        }
+        if isRefusing {
+            _ = refuseLocked()
+            return nil
+        }
+        let thread = ThreadID.current
+        if pipeline.owner == thread || OwnedPipelines.count > 0 {
+            // Queued like a dispatch (rule 2, or the hand-over between stores): reduced after this call returns.
+            pipeline.enqueue(action)
+            lock.unlock()
+            return nil
+        }
+        let ticket = pipeline.makeTicket()
+        lock.unlock()
+        let box = ReadingBox<T>()
+        let outcome = await waitInLine(
+            ticket: ticket,
+            action: action,
+            reader: StateReader { state in box.value = body(state) }
+        )
+        switch outcome {
+        case .processed:
+            return box.value
+        case .dropped, .cancelled:
+            return nil
+        case .retry:
+            return await send(action, through: chain, fromAPI: fromAPI, reading: body)
+        }
+    }
+}
+
+/// Where the pipeline's owner leaves the reading of a waiting `send(_:reading:)`.
+///
+/// `@unchecked Sendable`: `value` is written by the owner before it resumes the waiting task, and read by that task
+/// after it was resumed; the resumption orders the two.
+final class ReadingBox<T>: @unchecked Sendable {
+    var value: T?
+}
+
+extension Store {
+    /// Sends an action, and returns a value read from the state right after the reducer handled it; the `send`
+    /// form of ``dispatch(_:reading:)``.
+    ///
+    /// ```swift
+    /// let id = await store.send(.orders(.place(order)), reading: { $0.orders.lastID })
+    /// ```
+    ///
+    /// The reading follows the rules of ``dispatch(_:reading:)``: every action that reached the reducer during this
+    /// call's run of the middleware chain, after their subscribers, before any later action from any thread; `nil`
+    /// when no action reached the reducer in that run, when the action was queued (sent from inside the store's own
+    /// work), when the store is gone or shut down, and when the task was cancelled while it waited in line. Like
+    /// ``send(_:)``, it suspends instead of blocking while another thread or task runs the store's work; the thread
+    /// that runs it then processes this action and takes the reading for it. `body` runs under the store's lock,
+    /// possibly on that other thread (so it is `@Sendable`, and escaping: it is kept in the line while the task
+    /// waits), and must not call this store.
+    ///
+    /// - Parameters:
+    ///   - action: The action to send.
+    ///   - body: Reads what you need from the state right after the action was reduced.
+    /// - Returns: What `body` returned, or `nil` if it was not called.
+    public nonisolated(nonsending) func send<T: Sendable>(
+        _ action: Action,
+        reading body: @escaping @Sendable (borrowing State) -> T
+    ) async -> T? {
+        await core.send(action, through: chain, fromAPI: false, reading: body)
+    }
+}
+
+extension MiddlewareAPI {
+    /// Sends an action through the whole middleware chain, and returns a value read from the state right after the
+    /// reducer handled it; see ``Store/send(_:reading:)``. `nil`, without sending, once ``isCancelled`` is `true`.
+    ///
+    /// - Parameters:
+    ///   - action: The action to send.
+    ///   - body: Reads what you need from the state right after the action was reduced.
+    /// - Returns: What `body` returned, or `nil` if it was not called.
+    public nonisolated(nonsending) func send<T: Sendable>(
+        _ action: Action,
+        reading body: @escaping @Sendable (borrowing State) -> T
+    ) async -> T? {
+        if let cancellation, cancellation.isCancelled {
+            return nil
+        }
+        return await core.send(action, through: nil, fromAPI: true, reading: body)
+    }
+}

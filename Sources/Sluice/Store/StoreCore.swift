@@ -132,7 +132,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     // MARK: Dispatch
 
     @usableFromInline
-    typealias Pipeline = PipelineStateMachine<Action, ThreadWakeUp, UnsafeContinuation<SendOutcome, Never>>
+    typealias Pipeline = PipelineStateMachine<Action, ThreadWakeUp, TaskResumption<State>>
 
     /// Dispatches `action` from outside: through `chain`, or straight to the reducer when `chain` is `nil`.
     ///
@@ -333,6 +333,15 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
                 if isAlive { refusedCount += 1 }
                 lock.unlock()
                 continuation.resume(returning: .dropped)
+                lock.lock()
+                return false
+            }
+            if let reader = continuation.reader {
+                // A `send(_:reading:)`: read the state right after its action, before the queued ones.
+                runReadingLocked(action, through: chain, waited: waited, reader: reader.read)
+                processQueueLocked(through: chain)
+                lock.unlock()
+                continuation.resume(returning: .processed(nil))
                 lock.lock()
                 return false
             }

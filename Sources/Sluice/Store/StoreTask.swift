@@ -115,6 +115,29 @@ enum SendOutcome: Sendable {
     case retry
 }
 
+/// How the owner resumes a task that waits in `send`, and, for `send(_:reading:)`, what it reads for it right after
+/// its action.
+@usableFromInline
+struct TaskResumption<State>: Sendable {
+    let continuation: UnsafeContinuation<SendOutcome, Never>
+    let reader: StateReader<State>?
+
+    func resume(returning outcome: SendOutcome) {
+        continuation.resume(returning: outcome)
+    }
+}
+
+/// The reading of a waiting `send(_:reading:)`, which the pipeline's owner calls, with the store's lock held, while
+/// the task that made it is suspended in that call.
+///
+/// `@unchecked Sendable`: `read` writes the reading into the waiting task's box; it is called at most once, by the
+/// owner with the store's lock held, before the task is resumed, and the resumption orders its effects before the
+/// task reads them.
+@usableFromInline
+struct StateReader<State>: @unchecked Sendable {
+    let read: (borrowing State) -> Void
+}
+
 /// Nanoseconds on the monotonic clock (only differences mean anything).
 func monotonicNanoseconds() -> UInt64 {
     var time = timespec()
@@ -180,7 +203,24 @@ extension StoreCore {
         }
         let ticket = pipeline.makeTicket()
         lock.unlock()
-        let outcome = await withTaskCancellationHandler {
+        switch await waitInLine(ticket: ticket, action: action, reader: nil) {
+        case .processed(let work):
+            return StoreTask(isAccepted: true, work: work)
+        case .dropped, .cancelled:
+            return StoreTask(isAccepted: false)
+        case .retry:
+            return await send(action, through: chain, fromAPI: fromAPI)
+        }
+    }
+
+    /// Waits in line as a task until the owner processed `action` for it (and read the state, with `reader`), the
+    /// store went away, the task was cancelled, or the pipeline turned out to be free (`.retry`).
+    nonisolated(nonsending) func waitInLine(
+        ticket: UInt64,
+        action: Action,
+        reader: StateReader<State>?
+    ) async -> SendOutcome {
+        await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: UnsafeContinuation<SendOutcome, Never>) in
                 lock.lock()
                 // Both checks under the lock: a cancellation handler that ran before the task was in line found
@@ -195,7 +235,7 @@ extension StoreCore {
                     pipeline.waitAsTask(
                         ticket: ticket,
                         action: action,
-                        continuation: continuation,
+                        continuation: TaskResumption(continuation: continuation, reader: reader),
                         now: monotonicNanoseconds()
                     )
                     lock.unlock()
@@ -206,14 +246,6 @@ extension StoreCore {
             let continuation = pipeline.cancelTask(ticket: ticket)
             lock.unlock()
             continuation?.resume(returning: .cancelled)
-        }
-        switch outcome {
-        case .processed(let work):
-            return StoreTask(isAccepted: true, work: work)
-        case .dropped, .cancelled:
-            return StoreTask(isAccepted: false)
-        case .retry:
-            return await send(action, through: chain, fromAPI: fromAPI)
         }
     }
 

@@ -66,7 +66,11 @@ enum LargeStatesSnippets {
         let placed = store.dispatch(.place(Order(id: 2, name: "tea")), reading: { $0.orders.byID.count })
         _ = placed
 
-        // Sources/Sluice/Sluice.docc/LargeStates.md:112
+        // Sources/Sluice/Sluice.docc/LargeStates.md:108
+        let placedLater = await store.send(.place(Order(id: 3, name: "jam")), reading: { $0.orders.byID.count })
+        _ = placedLater
+
+        // Sources/Sluice/Sluice.docc/LargeStates.md:119
         // The count: cheap, but misses an update of an existing entry.
         let counted = store.subscribe(to: \.orders.byID, by: \.count) { byID in render(byID) }
 
@@ -79,7 +83,7 @@ enum LargeStatesSnippets {
         _ = versioned
         _ = scoped
 
-        // Sources/Sluice/Sluice.docc/LargeStates.md:131
+        // Sources/Sluice/Sluice.docc/LargeStates.md:138
         for await _ in store.values(of: \.orders.version) {
             let pending = store.read { $0.orders.pending.count }
             show(pending)
