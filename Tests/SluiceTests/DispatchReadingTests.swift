@@ -190,37 +190,11 @@ import Testing
     /// As `MiddlewareAPITests.aDispatchFromAnotherThreadDuringInstallationGoesThroughTheWholeChain`, with a reading:
     /// the poller's action waits until the whole chain is installed, then goes through it, and is read.
     @Test func aReadingDispatchFromAnotherThreadDuringInstallationGoesThroughTheWholeChain() {
-        let seen = Locked<[String]>([])
         let reading = Locked<Int?>(nil)
-        let pollerDispatched = DispatchSemaphore(value: 0)
-        let poller = Middleware<TestState, TestAction> { api in
-            let thread = Thread {
-                reading.withValue { $0 = api.dispatch(.add(42), reading: { $0.count }) }
-                pollerDispatched.signal()
-            }
-            thread.start()
-            return { next in
-                { action in
-                    seen.append("poller saw \(action)")
-                    next(action)
-                }
-            }
+        let (store, seen) = storeWithAPollerDuringSlowInstallation { api in
+            reading.withValue { $0 = api.dispatch(.add(42), reading: { $0.count }) }
         }
-        let slowToInstall = Middleware<TestState, TestAction> { api in
-            // Installation goes on until the poller's thread is waiting for the pipeline, which this thread owns.
-            while api.core.lock.withLock({ api.core.waiters }) == 0 {
-                Thread.sleep(forTimeInterval: 0.001)
-            }
-            return { next in
-                { action in
-                    seen.append("slow saw \(action)")
-                    next(action)
-                }
-            }
-        }
-        let store = Store(initialState: TestState(), reducer: testReducer, middleware: [slowToInstall, poller])
-        pollerDispatched.wait()
-        #expect(seen.current == ["slow saw add(42)", "poller saw add(42)"])
+        #expect(seen == ["slow saw add(42)", "poller saw add(42)"])
         #expect(reading.current == 42)
         #expect(store.state.count == 42)
     }

@@ -115,39 +115,9 @@ import Testing
 
     /// A middleware that starts a poller when it is installed, while the installation of the rest of the chain is
     /// slow: the poller's action waits for the whole chain, then goes through it (it once skipped every middleware).
-    /// The store installs the chain from the innermost middleware outwards, so `slowToInstall`, the outer one, is
-    /// installed after `poller`.
     @Test func aDispatchFromAnotherThreadDuringInstallationGoesThroughTheWholeChain() {
-        let seen = Locked<[String]>([])
-        let pollerDispatched = DispatchSemaphore(value: 0)
-        let poller = Middleware<TestState, TestAction> { api in
-            let thread = Thread {
-                api.dispatch(.add(42))
-                pollerDispatched.signal()
-            }
-            thread.start()
-            return { next in
-                { action in
-                    seen.append("poller saw \(action)")
-                    next(action)
-                }
-            }
-        }
-        let slowToInstall = Middleware<TestState, TestAction> { api in
-            // Installation goes on until the poller's thread is waiting for the pipeline, which this thread owns.
-            while api.core.lock.withLock({ api.core.waiters }) == 0 {
-                Thread.sleep(forTimeInterval: 0.001)
-            }
-            return { next in
-                { action in
-                    seen.append("slow saw \(action)")
-                    next(action)
-                }
-            }
-        }
-        let store = Store(initialState: TestState(), reducer: testReducer, middleware: [slowToInstall, poller])
-        pollerDispatched.wait()
-        #expect(seen.current == ["slow saw add(42)", "poller saw add(42)"])
+        let (store, seen) = storeWithAPollerDuringSlowInstallation { api in api.dispatch(.add(42)) }
+        #expect(seen == ["slow saw add(42)", "poller saw add(42)"])
         #expect(store.state.count == 42)
     }
 }
