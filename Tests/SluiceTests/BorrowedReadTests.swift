@@ -70,13 +70,8 @@ import Testing
             initialState: TestState(),
             reducer: testReducer,
             middleware: [
-                Middleware { api in
-                    { next in
-                        { action in
-                            next(action)
-                            seen.append(api.read { $0.count })
-                        }
-                    }
+                afterNext { _, api in
+                    seen.append(api.read { $0.count })
                 }
             ]
         )

@@ -15,13 +15,8 @@ import Testing
             initialState: TestState(),
             reducer: testReducer,
             middleware: [
-                Middleware { api in
-                    { next in
-                        { action in
-                            next(action)
-                            if action == .add(1) { api.dispatch(.add(10)) }
-                        }
-                    }
+                afterNext { action, api in
+                    if action == .add(1) { api.dispatch(.add(10)) }
                 }
             ]
         )
@@ -178,14 +173,9 @@ import Testing
             initialState: TestState(),
             reducer: testReducer,
             middleware: [
-                Middleware { api in
-                    { next in
-                        { action in
-                            next(action)
-                            // Every action of 2 queues one more: re-entrant dispatches mixed into the line.
-                            if action == .add(2) { api.dispatch(.increment) }
-                        }
-                    }
+                afterNext { action, api in
+                    // Every action of 2 queues one more: re-entrant dispatches mixed into the line.
+                    if action == .add(2) { api.dispatch(.increment) }
                 }
             ]
         )
@@ -222,13 +212,8 @@ import Testing
             initialState: TestState(),
             reducer: testReducer,
             middleware: [
-                Middleware { api in
-                    { next in
-                        { action in
-                            next(action)
-                            if action == .add(1) { api.dispatch(.add(2)) }
-                        }
-                    }
+                afterNext { action, api in
+                    if action == .add(1) { api.dispatch(.add(2)) }
                 },
                 Middleware(
                     SideEffect { (action: TestAction, _: MiddlewareAPI<TestState, TestAction>) async in
@@ -253,15 +238,10 @@ import Testing
             initialState: TestState(),
             reducer: testReducer,
             middleware: [
-                Middleware { api in
-                    { next in
-                        { action in
-                            next(action)
-                            api.start { _ in
-                                await gate.wait()
-                                finished.withValue { $0 = true }
-                            }
-                        }
+                afterNext { _, api in
+                    api.start { _ in
+                        await gate.wait()
+                        finished.withValue { $0 = true }
                     }
                 }
             ]

@@ -19,10 +19,7 @@ import Testing
     @Test func dispatchesAfterShutdownAreRefusedAndCounted() async {
         let apiBox = Locked<MiddlewareAPI<TestState, TestAction>?>(nil)
         let store = store([
-            Middleware { api in
-                apiBox.withValue { $0 = api }
-                return { next in { action in next(action) } }
-            }
+            savingAPI(into: apiBox)
         ])
         store.dispatch(.increment)
         let report = await store.shutdown(timeout: .seconds(5))
@@ -37,10 +34,7 @@ import Testing
     @Test func sendsAfterShutdownAreRefusedAndCounted() async {
         let apiBox = Locked<MiddlewareAPI<TestState, TestAction>?>(nil)
         let withMiddleware = store([
-            Middleware { api in
-                apiBox.withValue { $0 = api }
-                return { next in { action in next(action) } }
-            }
+            savingAPI(into: apiBox)
         ])
         let plain = store()
         await withMiddleware.send(.increment)
@@ -87,10 +81,7 @@ import Testing
         for _ in 0..<10 {
             let apiBox = Locked<MiddlewareAPI<TestState, TestAction>?>(nil)
             let store = store([
-                Middleware { api in
-                    apiBox.withValue { $0 = api }
-                    return { next in { action in next(action) } }
-                }
+                savingAPI(into: apiBox)
             ])
             let api = apiBox.current!
             let accepted = Locked(0)

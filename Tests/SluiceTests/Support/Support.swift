@@ -93,12 +93,7 @@ func makeStoreAndAPI() -> (store: Locked<Store<TestState, TestAction>?>, api: Mi
     let store = Store<TestState, TestAction>(
         initialState: TestState(),
         reducer: testReducer,
-        middleware: [
-            Middleware { api in
-                saved.withValue { $0 = api }
-                return { next in next }
-            }
-        ]
+        middleware: [savingAPI(into: saved)]
     )
     return (Locked(store), saved.current!)
 }
@@ -113,5 +108,27 @@ func recording(_ name: String, into events: Locked<[String]>) -> Middleware<Test
                 events.append("\(name) out")
             }
         }
+    }
+}
+
+/// A middleware that passes each action on, then calls `body` with it and the API (as a side effect would).
+func afterNext(
+    _ body: @escaping @Sendable (TestAction, MiddlewareAPI<TestState, TestAction>) -> Void
+) -> Middleware<TestState, TestAction> {
+    Middleware { api in
+        { next in
+            { action in
+                next(action)
+                body(action, api)
+            }
+        }
+    }
+}
+
+/// A pass-through middleware that saves the `MiddlewareAPI` it receives at installation in `box`.
+func savingAPI(into box: Locked<MiddlewareAPI<TestState, TestAction>?>) -> Middleware<TestState, TestAction> {
+    Middleware { api in
+        box.withValue { $0 = api }
+        return { next in { action in next(action) } }
     }
 }
