@@ -34,12 +34,7 @@ import Testing
             try writeLedger(values, to: directory)
             let journal = try Journal(directory: directory)
             #expect(journal.lastSequence == 10)
-            let store = try Store<LedgerState, LedgerAction>(
-                recoveringFrom: journal,
-                durability: .everyAction,
-                initialState: LedgerState(),
-                reducer: ledgerReducer
-            )
+            let store = try ledgerStore(recoveringFrom: journal, durability: .everyAction)
             #expect(store.state == ledger(after: values))
             #expect(
                 journal.recovery
@@ -90,12 +85,7 @@ import Testing
             let journal = try Journal(directory: directory)
             #expect(journal.lastSequence == 10)
             #expect(try fileSize(segment) == size)
-            let store = try Store<LedgerState, LedgerAction>(
-                recoveringFrom: journal,
-                durability: .everyAction,
-                initialState: LedgerState(),
-                reducer: ledgerReducer
-            )
+            let store = try ledgerStore(recoveringFrom: journal, durability: .everyAction)
             store.dispatch(.add(8))
             journal.close()
             #expect(try recoverLedger(from: directory).state == ledger(after: values + [8]))
@@ -210,12 +200,7 @@ import Testing
     @Test func aSubscriberCanSnapshotEverySoManyActions() async throws {
         try await withTemporaryDirectory { directory in
             let journal = try Journal(directory: directory)
-            let store = try Store<LedgerState, LedgerAction>(
-                recoveringFrom: journal,
-                durability: .groupCommit(interval: .zero),
-                initialState: LedgerState(),
-                reducer: ledgerReducer
-            )
+            let store = try ledgerStore(recoveringFrom: journal, durability: .groupCommit(interval: .zero))
             let covered = Locked<[UInt64]>([])
             let subscription = store.subscribe { [unowned store] state in
                 if state.count % 4 == 0 {
@@ -238,12 +223,7 @@ import Testing
     @Test func groupCommitRecordsTheReducersOrderUnderConcurrency() async throws {
         try await withTemporaryDirectory { directory in
             let journal = try Journal(directory: directory)
-            let store = try Store<LedgerState, LedgerAction>(
-                recoveringFrom: journal,
-                durability: .groupCommit(interval: .microseconds(200)),
-                initialState: LedgerState(),
-                reducer: ledgerReducer
-            )
+            let store = try ledgerStore(recoveringFrom: journal, durability: .groupCommit(interval: .microseconds(200)))
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await journal.run() }
                 runOnThreads(8) { thread in
@@ -266,12 +246,7 @@ import Testing
     @Test func groupCommitHoldsADispatchBackWhileTheWriterIsBehind() async throws {
         try await withTemporaryDirectory { directory in
             let journal = try Journal(directory: directory)
-            let store = try Store<LedgerState, LedgerAction>(
-                recoveringFrom: journal,
-                durability: .groupCommit(interval: .zero),
-                initialState: LedgerState(),
-                reducer: ledgerReducer
-            )
+            let store = try ledgerStore(recoveringFrom: journal, durability: .groupCommit(interval: .zero))
             let limit = 65_536
             let finished = Locked(false)
             let producer = Thread {
@@ -305,12 +280,7 @@ import Testing
     @Test func dispatchDurableInReturnsOnceTheActionIsSynced() async throws {
         try await withTemporaryDirectory { directory in
             let journal = try Journal(directory: directory)
-            let store = try Store<LedgerState, LedgerAction>(
-                recoveringFrom: journal,
-                durability: .groupCommit(interval: .milliseconds(5)),
-                initialState: LedgerState(),
-                reducer: ledgerReducer
-            )
+            let store = try ledgerStore(recoveringFrom: journal, durability: .groupCommit(interval: .milliseconds(5)))
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await journal.run() }
                 for value in values {
@@ -328,12 +298,7 @@ import Testing
     @Test func noneWritesWithoutSyncAndDurableSyncs() async throws {
         try await withTemporaryDirectory { directory in
             let journal = try Journal(directory: directory)
-            let store = try Store<LedgerState, LedgerAction>(
-                recoveringFrom: journal,
-                durability: .none,
-                initialState: LedgerState(),
-                reducer: ledgerReducer
-            )
+            let store = try ledgerStore(recoveringFrom: journal, durability: .none)
             for value in values { store.dispatch(.add(value)) }
             #expect(journal.durableThrough == 0)
             try await journal.durable(through: 10)
@@ -348,12 +313,7 @@ import Testing
             let errors = Locked<[JournalError]>([])
             let storage = FailingStorage(FileJournalStorage(directory: directory), failAppendNumber: 6)
             let journal = try Journal(storage: storage, onError: { errors.append($0) })
-            let store = try Store<LedgerState, LedgerAction>(
-                recoveringFrom: journal,
-                durability: .everyAction,
-                initialState: LedgerState(),
-                reducer: ledgerReducer
-            )
+            let store = try ledgerStore(recoveringFrom: journal, durability: .everyAction)
             for value in values { store.dispatch(.add(value)) }
             let diskFull = JournalError.io(operation: "write", path: directory, errno: ENOSPC)
             #expect(errors.current == [diskFull])
@@ -371,12 +331,7 @@ import Testing
             let errors = Locked<[JournalError]>([])
             let storage = FailingStorage(FileJournalStorage(directory: directory), failAppendNumber: 2)
             let journal = try Journal(storage: storage, onError: { errors.append($0) })
-            let store = try Store<LedgerState, LedgerAction>(
-                recoveringFrom: journal,
-                durability: .groupCommit(interval: .zero),
-                initialState: LedgerState(),
-                reducer: ledgerReducer
-            )
+            let store = try ledgerStore(recoveringFrom: journal, durability: .groupCommit(interval: .zero))
             let diskFull = JournalError.io(operation: "write", path: directory, errno: ENOSPC)
             await #expect(throws: diskFull) {
                 try await withThrowingTaskGroup(of: Void.self) { group in

@@ -93,3 +93,16 @@ func recoverLedger(
         reducer: ledgerReducer
     )
 }
+
+/// A ledger store recovered from `journal` (empty or not), which journals with `durability`.
+func ledgerStore(
+    recoveringFrom journal: Journal,
+    durability: JournalDurability
+) throws -> Store<LedgerState, LedgerAction> {
+    try Store<LedgerState, LedgerAction>(
+        recoveringFrom: journal,
+        durability: durability,
+        initialState: LedgerState(),
+        reducer: ledgerReducer
+    )
+}
