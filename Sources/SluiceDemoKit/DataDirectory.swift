@@ -120,7 +120,7 @@ public struct JournalSummary: Sendable {
 final class DemoJournal: Sendable {
     /// Group commit: producers never wait for the disk (see `DemoOptions.usage` for why).
     static let durability = JournalDurability.groupCommit(interval: .milliseconds(2))
-    static let durabilityDescription = "group commit, a batch fsynced every 2 ms at most"
+    static let durabilityDescription = "group commit: batches of up to 2 ms, one fsync each"
 
     let directory: String
     let journal: Journal

@@ -66,12 +66,12 @@ public struct DemoOptions: Sendable, Equatable {
           quote in flight is requested again) and places the orders of 1...N that the journal does not hold yet.
           The summary says how many actions were recovered, and from which snapshot sequence.
 
-          Durability: group commit (.groupCommit, interval 2 ms). The producers never wait for the disk: the
-          journal's writer appends the actions in batches and fsyncs each batch, and an order is acknowledged
-          (--acknowledge) only once journal.durable(through:) covers it. So a kill -9, or a power loss, loses only
-          actions that were not acknowledged yet. Not .everyAction: one fsync per action, about 1 ms on this
-          project's machine, would make a default run of some 200,000 actions last minutes. Not .none: it
-          survives a killed process but not a power loss, and acknowledges nothing.
+          Durability: group commit (.groupCommit(interval: .milliseconds(2))). The producers never wait for the
+          disk: the journal's writer gathers up to 2 ms of actions into a batch, appends it and fsyncs it once, and
+          an order is acknowledged (--acknowledge) only once journal.durable(through:) covers it. So a kill -9, or
+          a power loss, loses only actions that were not acknowledged yet. Not .everyAction: one fsync per action,
+          about 1 ms on this project's machine, would make a default run of some 200,000 actions last minutes.
+          Not .none: it survives a killed process but not a power loss, and acknowledges nothing.
 
         EXIT STATUS: 0 all checks passed; 1 a check failed; 2 bad options; 3 DIR cannot be used (not writable,
         locked by another running sluice-demo, a damaged journal, or more orders in it than --orders).

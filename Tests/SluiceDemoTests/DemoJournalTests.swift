@@ -139,31 +139,7 @@ import Testing
     /// journal as it was.
     @Test func corruptJournalIsAClearError() async throws {
         try await withDataDirectory { directory in
-            // 50 journaled orders, no snapshot: every record is in one segment, the largest file.
-            do {
-                let journal = try Journal(directory: directory)
-                let store = try Store<ServiceState, ServiceAction>(
-                    recoveringFrom: journal,
-                    durability: .everyAction,
-                    initialState: ServiceState(stock: demoCatalogue),
-                    reducer: serviceReducer
-                )
-                for id in 1...50 {
-                    store.dispatch(.placeOrder(demoOrder(id: id)))
-                }
-                journal.close()
-            }
-            let files = try FileManager.default.contentsOfDirectory(atPath: directory)
-            let sizes = try files.map { name in
-                let size = try FileManager.default.attributesOfItem(atPath: directory + "/" + name)[.size] as? Int
-                return (name, size ?? 0)
-            }
-            let (segment, size) = try #require(sizes.max { $0.1 < $1.1 })
-            let url = URL(fileURLWithPath: directory + "/" + segment)
-            var bytes = try Data(contentsOf: url)
-            bytes[size / 2] ^= 0x5A
-            try bytes.write(to: url)
-
+            let (segment, bytes) = try corruptJournal(in: directory)
             let error = await #expect(throws: DemoError.self) {
                 try await runDemoOffThePool(deterministic(orders: 100, in: directory))
             }
@@ -171,7 +147,7 @@ import Testing
             #expect(message.hasPrefix("cannot resume from the journal in \(directory): "), "\(message)")
             #expect(message.contains(segment), "\(message)")
             #expect(message.contains("The journal was left as it is"), "\(message)")
-            #expect(try Data(contentsOf: url) == bytes)
+            #expect(try Data(contentsOf: URL(fileURLWithPath: directory + "/" + segment)) == bytes)
         }
     }
 

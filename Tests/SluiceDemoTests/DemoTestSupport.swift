@@ -56,3 +56,50 @@ final class Collected<Value: Sendable>: @unchecked Sendable {
         lock.withLock { storage }
     }
 }
+
+/// Journals 50 orders in `directory` (no snapshot: every record is in one segment, the largest file), then flips a
+/// byte in the middle of that segment.
+///
+/// - Returns: The segment's file name and its damaged contents.
+func corruptJournal(in directory: String) throws -> (segment: String, bytes: Data) {
+    do {
+        let journal = try Journal(directory: directory)
+        let store = try Store<ServiceState, ServiceAction>(
+            recoveringFrom: journal,
+            durability: .everyAction,
+            initialState: ServiceState(stock: demoCatalogue),
+            reducer: serviceReducer
+        )
+        for id in 1...50 {
+            store.dispatch(.placeOrder(demoOrder(id: id)))
+        }
+        journal.close()
+    }
+    let files = try FileManager.default.contentsOfDirectory(atPath: directory)
+    let sizes = try files.map { name in
+        (name, try FileManager.default.attributesOfItem(atPath: directory + "/" + name)[.size] as? Int ?? 0)
+    }
+    guard let (segment, size) = sizes.max(by: { $0.1 < $1.1 }), size > 1_000 else {
+        throw DemoTestError(description: "no journal segment in \(directory): \(sizes)")
+    }
+    let url = URL(fileURLWithPath: directory + "/" + segment)
+    var bytes = try Data(contentsOf: url)
+    bytes[size / 2] ^= 0x5A
+    try bytes.write(to: url)
+    return (segment, bytes)
+}
+
+/// Recovers the state that the journal in `directory` records, as the next run of the demo would, and closes it.
+func recoverDemoJournal(_ directory: String) throws -> (state: ServiceState, recovery: JournalRecovery) {
+    let journal = try Journal(directory: directory)
+    defer { journal.close() }
+    return try Store<ServiceState, ServiceAction>.recover(
+        from: journal,
+        initialState: ServiceState(stock: demoCatalogue),
+        reducer: serviceReducer
+    )
+}
+
+struct DemoTestError: Error, CustomStringConvertible {
+    var description: String
+}
