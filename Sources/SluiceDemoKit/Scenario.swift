@@ -121,10 +121,12 @@ public let demoCatalogue: [SKU: Int] = [
     "elderberry": 500, "fig": 500, "grape": 500, "limited-edition": 40,
 ]
 
+/// The catalogue's SKUs in order, sorted once (the order book check describes every fulfilled order).
+private let demoSKUs = demoCatalogue.keys.sorted()
+
 /// The order a producer places for an order id: deterministic, so runs are comparable.
 public func demoOrder(id: Int) -> Order {
-    let skus = demoCatalogue.keys.sorted()
-    let sku = skus[id % skus.count]
+    let sku = demoSKUs[id % demoSKUs.count]
     return Order(id: id, sku: sku, quantity: id % 3 + 1, priceCents: 199 + (id % 7) * 100)
 }
 
