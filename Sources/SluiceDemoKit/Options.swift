@@ -71,7 +71,8 @@ public struct DemoOptions: Sendable, Equatable {
           an order is acknowledged (--acknowledge) only once journal.durable(through:) covers it. So a kill -9, or
           a power loss, loses only actions that were not acknowledged yet. Not .everyAction: one fsync per action,
           about 1 ms on this project's machine, would make a default run of some 200,000 actions last minutes.
-          Not .none: it survives a killed process but not a power loss, and acknowledges nothing.
+          Not .none: the middleware never syncs, so until something syncs, actions survive a killed process but
+          not a power loss.
 
         EXIT STATUS: 0 all checks passed; 1 a check failed; 2 bad options; 3 DIR cannot be used (not writable,
         locked by another running sluice-demo, a damaged journal, or more orders in it than --orders).
