@@ -26,6 +26,11 @@ import Testing
         #expect(name(.restock(5)) == "restock")
         #expect(name(.reset) == "reset")
         #expect(DispatchMeasurement(action: 42, waited: .zero, duration: .zero, queueDepth: 0).actionCaseName == "Int")
+        let long = DispatchMeasurement(action: 0, waited: .seconds(3), duration: .nanoseconds(1_500), queueDepth: 0)
+        #expect(long.waitedNanoseconds == 3_000_000_000)
+        #expect(long.durationNanoseconds == 1_500)
+        let huge = DispatchMeasurement(action: 0, waited: .seconds(Int64.max), duration: .zero, queueDepth: 0)
+        #expect(huge.waitedNanoseconds == .max)
     }
 
     /// Each action, queued ones too, is measured once, in processing order, with the fake time its work took and
@@ -55,6 +60,8 @@ import Testing
         #expect(all.map(\.action) == [.increment, .add(1), .add(2), .noop])
         #expect(all.map(\.actionCaseName) == ["increment", "add", "add", "noop"])
         #expect(all.map(\.duration) == Array(repeating: .nanoseconds(250), count: 4))
+        #expect(all.map(\.durationNanoseconds) == [250, 250, 250, 250])
+        #expect(all.map(\.waitedNanoseconds) == [0, 0, 0, 0])
         #expect(all.map(\.queueDepth) == [0, 1, 0, 0])
         #expect(all.map(\.waited) == Array(repeating: .zero, count: 4))
     }
@@ -73,6 +80,7 @@ import Testing
         #expect(all[0].waited == .zero)
         #expect(all[0].queueDepth == 0)
         #expect(all[1].waited > .zero)
+        #expect(all[1].waitedNanoseconds > 0)
         #expect(all[1].queueDepth == 1)
         #expect(all[2].waited > .zero)
         #expect(all[2].queueDepth == 0)

@@ -100,6 +100,24 @@ public struct DispatchMeasurement<Action: Sendable>: Sendable {
         self.queueDepth = queueDepth
     }
 
+    /// ``duration`` in nanoseconds, for APIs that take an integer (swift-metrics' `Timer.recordNanoseconds`).
+    public var durationNanoseconds: Int64 {
+        Self.nanoseconds(duration)
+    }
+
+    /// ``waited`` in nanoseconds, like ``durationNanoseconds``.
+    public var waitedNanoseconds: Int64 {
+        Self.nanoseconds(waited)
+    }
+
+    static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return seconds < 0 ? .min : .max }
+        return whole.addingReportingOverflow(attoseconds / 1_000_000_000).overflow
+            ? .max : whole + attoseconds / 1_000_000_000
+    }
+
     /// The name of the action's enum case, made by reflection on each read: `place` for `.place(id: 7)`; through
     /// nested enums, the names joined with dots: `orders.place` for `.orders(.place(id: 7))`.
     ///
