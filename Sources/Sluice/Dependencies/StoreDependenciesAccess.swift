@@ -42,7 +42,8 @@ extension Store {
             dependencies: dependencies,
             innermost: { core in { action in core.reduceFromChain(action) } },
             onEffectError: onEffectError,
-            instrumentation: instrumentation
+            // Made here, like `innermost`, so that it is specialized for the caller's types.
+            outermost: instrumentation?.middleware()
         )
     }
 

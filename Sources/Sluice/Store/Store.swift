@@ -88,10 +88,10 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
         dependencies: StoreDependencies,
         innermost: (StoreCore<State, Action>) -> DispatchFunction<Action>,
         onEffectError: (@Sendable (EffectFailure) -> Void)? = nil,
-        instrumentation: StoreInstrumentation<Action>? = nil
+        outermost: Middleware<State, Action>? = nil
     ) {
-        // The instrumentation measures the whole chain: it goes first.
-        let middleware = instrumentation.map { [$0.middleware()] + middleware } ?? middleware
+        // The instrumentation's step (`outermost`) measures the whole chain: it goes first.
+        let middleware = outermost.map { [$0] + middleware } ?? middleware
         let core = StoreCore(initialState: initialState, reduce: reducer.reduce, dependencies: dependencies)
         core.work.setFailureHandler(onEffectError)
         self.core = core

@@ -1,7 +1,7 @@
 import Sluice
 
-/// What Instrumentation.md's blocks use without declaring it: the order service of GettingStarted.md.
-extension InstrumentationSnippets {
+/// What LoggingAndMetrics.md's blocks use without declaring it: the order service of GettingStarted.md.
+extension LoggingAndMetricsSnippets {
     typealias OrderState = DocExample.OrderState
     typealias OrderAction = DocExample.OrderAction
 

@@ -1,5 +1,5 @@
 // swift-format-ignore-file
-// Generated from Sources/Sluice/Sluice.docc/Instrumentation.md by scripts/update-doc-snippets.sh: do not edit (see DocSnippetTests.swift).
+// Generated from Sources/Sluice/Sluice.docc/LoggingAndMetrics.md by scripts/update-doc-snippets.sh: do not edit (see DocSnippetTests.swift).
 // After changing a Swift block there, run: bash scripts/update-doc-snippets.sh
 
 import Foundation
@@ -7,10 +7,10 @@ import Sluice
 import SluiceTesting
 import Testing
 
-/// The Swift blocks of Sources/Sluice/Sluice.docc/Instrumentation.md, in order (compiled; run only where a test calls `snippets()`).
-enum InstrumentationSnippets {
+/// The Swift blocks of Sources/Sluice/Sluice.docc/LoggingAndMetrics.md, in order (compiled; run only where a test calls `snippets()`).
+enum LoggingAndMetricsSnippets {
     static func snippets() async throws {
-        // Sources/Sluice/Sluice.docc/Instrumentation.md:22
+        // Sources/Sluice/Sluice.docc/LoggingAndMetrics.md:22
         let records: Middleware<OrderState, OrderAction> = Middlewares.logging(
             level: .debug,
             diff: true,
@@ -21,7 +21,7 @@ enum InstrumentationSnippets {
         }
         _ = records
 
-        // Sources/Sluice/Sluice.docc/Instrumentation.md:110
+        // Sources/Sluice/Sluice.docc/LoggingAndMetrics.md:110
         let measured = Store<OrderState, OrderAction>(
             initialState: OrderState(),
             reducer: orders,
