@@ -146,7 +146,26 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:457
+        // README.md:434
+        do {
+            let minimumLevel = Middlewares.LogLevel.info
+            let store = Store<AppState, AppAction>(
+                initialState: AppState(),
+                reducer: counter,
+                middleware: [
+                    Middlewares.logging(level: .debug, diff: true, isEnabled: { $0 >= minimumLevel }) { record in
+                        print(record.level, record.actionDescription, record.durationText, record.changes ?? [])
+                    }
+                ],
+                instrumentation: StoreInstrumentation { measurement in
+                    print(measurement.actionCaseName, measurement.duration, measurement.waited, measurement.queueDepth)
+                }
+            )
+            _ = minimumLevel
+            _ = store
+        }
+
+        // README.md:490
         func addAddsTheAmount() {
             let next = counter(AppState(), .add(41))
             #expect(next.count == 41)
@@ -154,7 +173,7 @@ enum READMESnippets {
         }
         addAddsTheAmount()
 
-        // README.md:469
+        // README.md:502
         func everyActionIsLogged() {
             let lines = Recorder<String>()  // a small lock-guarded array of your test support code
             let store = Store<AppState, AppAction>(
@@ -168,7 +187,7 @@ enum READMESnippets {
         }
         everyActionIsLogged()
 
-        // README.md:488
+        // README.md:521
         func reportIsDebounced() {
             let scheduler = TestScheduler()
             let reports = Recorder<Int>()
@@ -190,7 +209,7 @@ enum READMESnippets {
         }
         reportIsDebounced()
 
-        // README.md:519
+        // README.md:552
         do {
             struct Quote: Equatable, Sendable {
                 var symbol = ""
