@@ -30,8 +30,7 @@ import Darwin
                 // orders to place for the run to the end.
                 let killAfter = 50 + Int(random.next() % 800)
                 let run = try DemoProcess(demo, arguments: Self.arguments(directory) + ["--acknowledge"])
-                try run.waitForAcknowledgements(killAfter)
-                run.killNow()
+                try await run.waitForAcknowledgements(killAfter, thenKill: true)
                 #expect(run.wasKilled, "round \(round): the demo was not killed: \(run.output)")
                 let acknowledged = run.acknowledgements
                 #expect(acknowledged.count >= killAfter, "round \(round)")
@@ -57,7 +56,7 @@ import Darwin
 
             // A run to the end resumes from the last kill and completes every order.
             let last = try DemoProcess(demo, arguments: Self.arguments(directory))
-            #expect(try last.waitForExit() == 0, "\(last.output)\(last.errorOutput)")
+            #expect(try await last.waitForExit() == 0, "\(last.output)\(last.errorOutput)")
             #expect(last.output.contains("  recovered            \(previous) actions: snapshot at sequence "))
             #expect(last.output.contains("All checks passed."), "\(last.output)")
             let (state, _) = try recoverDemoJournal(directory)
@@ -76,9 +75,9 @@ import Darwin
                 arguments: Self.arguments(directory, orders: 10_000_000) + ["--acknowledge"]
             )
             defer { running.killNow() }
-            try running.waitForAcknowledgements(1)
+            try await running.waitForAcknowledgements(1)
             let second = try DemoProcess(demo, arguments: Self.arguments(directory, orders: 10_000_000))
-            #expect(try second.waitForExit() == 3)
+            #expect(try await second.waitForExit() == 3)
             #expect(
                 second.errorOutput.contains("its journal is locked by another running sluice-demo"),
                 "\(second.errorOutput)"
@@ -94,7 +93,7 @@ import Darwin
             let file = directory + "/plain-file"
             try Data("x".utf8).write(to: URL(fileURLWithPath: file))
             let unwritable = try DemoProcess(demo, arguments: Self.arguments(file + "/data"))
-            #expect(try unwritable.waitForExit() == 3)
+            #expect(try await unwritable.waitForExit() == 3)
             #expect(
                 unwritable.errorOutput.hasPrefix("sluice-demo: cannot use the data directory \(file)/data: mkdir"),
                 "\(unwritable.errorOutput)"
@@ -103,7 +102,7 @@ import Darwin
             let damaged = directory + "/damaged"
             let (segment, _) = try corruptJournal(in: damaged)
             let corrupt = try DemoProcess(demo, arguments: Self.arguments(damaged))
-            #expect(try corrupt.waitForExit() == 3)
+            #expect(try await corrupt.waitForExit() == 3)
             #expect(
                 corrupt.errorOutput.hasPrefix("sluice-demo: cannot resume from the journal in \(damaged): "),
                 "\(corrupt.errorOutput)"
@@ -159,18 +158,28 @@ final class DemoProcess: Sendable {
         }
     }
 
-    /// Waits (at most two minutes) until the demo printed `count` acknowledgements.
-    func waitForAcknowledgements(_ count: Int) throws {
-        let deadline = ContinuousClock.now + .seconds(120)
-        // Counted as they arrive, so that the kill follows the count closely.
-        while outputLines.values.reduce(0, +) < count {
-            guard process.isRunning, ContinuousClock.now < deadline else {
-                killNow()
-                throw DemoTestError(
-                    description: "the demo acknowledged \(acknowledgements.count) of \(count) orders; \(errorOutput)"
-                )
+    /// Waits (at most two minutes) until the demo printed `count` acknowledgements, then kills it with SIGKILL
+    /// when `thenKill` is set (from the polling thread, so that the kill follows the count closely); the demo is
+    /// killed too if it exits or the time runs out first.
+    ///
+    /// Polls on a thread of its own: a blocked thread of the cooperative pool (two on two cores) would starve the
+    /// other suites' async tests, and a `Task.sleep` poll on a busy pool wakes too late to kill the demo close to
+    /// the count.
+    func waitForAcknowledgements(_ count: Int, thenKill: Bool = false) async throws {
+        try await offThePool { [self] in
+            let deadline = ContinuousClock.now + .seconds(120)
+            // Counted as they arrive, so that the kill follows the count closely.
+            while outputLines.values.reduce(0, +) < count {
+                guard process.isRunning, ContinuousClock.now < deadline else {
+                    killNow()
+                    throw DemoTestError(
+                        description:
+                            "the demo acknowledged \(acknowledgements.count) of \(count) orders; \(errorOutput)"
+                    )
+                }
+                usleep(500)
             }
-            usleep(500)
+            if thenKill { killNow() }
         }
     }
 
@@ -183,19 +192,22 @@ final class DemoProcess: Sendable {
         _ = drained.wait(timeout: .now() + 30)
     }
 
-    /// Waits (at most five minutes) for the demo to exit, and returns its exit status.
-    func waitForExit() throws -> Int32 {
-        let deadline = ContinuousClock.now + .seconds(300)
-        while process.isRunning {
-            guard ContinuousClock.now < deadline else {
-                killNow()
-                throw DemoTestError(description: "the demo did not exit within five minutes")
+    /// Waits (at most five minutes) for the demo to exit, and returns its exit status; on a thread of its own, as
+    /// ``waitForAcknowledgements(_:thenKill:)`` does.
+    func waitForExit() async throws -> Int32 {
+        try await offThePool { [self] in
+            let deadline = ContinuousClock.now + .seconds(300)
+            while process.isRunning {
+                guard ContinuousClock.now < deadline else {
+                    killNow()
+                    throw DemoTestError(description: "the demo did not exit within five minutes")
+                }
+                usleep(2_000)
             }
-            usleep(2_000)
+            process.waitUntilExit()
+            _ = drained.wait(timeout: .now() + 30)
+            return process.terminationStatus
         }
-        process.waitUntilExit()
-        _ = drained.wait(timeout: .now() + 30)
-        return process.terminationStatus
     }
 
     /// Whether SIGKILL ended the demo.

@@ -35,6 +35,16 @@ func runDemoOffThePool(
     }.get()
 }
 
+/// Runs `body`, which blocks its thread (polling a process, waiting for it), on a thread of its own instead of a
+/// thread of the cooperative pool.
+func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, any Error>, Never>) in
+        Thread.detachNewThread {
+            continuation.resume(returning: Result { try body() })
+        }
+    }.get()
+}
+
 /// Calls `body` with the path of a new temporary directory, removed afterwards.
 func withDataDirectory<T>(_ body: (String) async throws -> T) async rethrows -> T {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-demo-data-\(UUID())").path
