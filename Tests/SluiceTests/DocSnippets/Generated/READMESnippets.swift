@@ -190,7 +190,7 @@ enum READMESnippets {
         }
         reportIsDebounced()
 
-        // README.md:459
+        // README.md:460
         do {
             struct Quote: Equatable, Sendable {
                 var symbol = ""
