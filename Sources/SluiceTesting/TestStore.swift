@@ -23,10 +23,19 @@ internal import Testing
 ///   ``TestScheduler``s given to the initializer. Releasing a test store that was not finished checks the same,
 ///   without waiting.
 ///
-/// A mismatch fails the current test (Swift Testing's `Issue.record`) at the line of the call, with the
-/// differing fields: `count: expected 2, actual 1`. Outside a Swift Testing test (an XCTest case, say) the failure
-/// is also written to standard error; it is not reported to XCTest. With ``exhaustivity`` set to ``Exhaustivity/off``, a test
-/// asserts only what it names (see ``Exhaustivity``).
+/// A mismatch fails the current test at the line of the call, with the differing fields:
+/// `count: expected 2, actual 1`.
+///
+/// - In a Swift Testing test, through `Issue.record`, when the test store is used from the test's task (where
+///   `Test.current` is set).
+/// - In an XCTest test case, through `XCTFail` with the file and line of the call, on Linux and Apple platforms;
+///   the case fails like one of its own assertions. Where XCTest is not available (`canImport(XCTest)` is false)
+///   the test store still builds and reports through Swift Testing only.
+/// - Outside both (say, from a detached task of a Swift Testing test), the failure is still given to
+///   `Issue.record`, and written to standard error so that it is never lost. A skipped assertion of
+///   ``Exhaustivity/off(showSkipped:)`` is a Swift Testing warning; XCTest, which has no warnings, does not get it.
+///
+/// With ``exhaustivity`` set to ``Exhaustivity/off``, a test asserts only what it names (see ``Exhaustivity``).
 ///
 /// The store's services are a test container by default (see ``init(initialState:reducer:middleware:dependencies:schedulers:exhaustivity:fileID:filePath:line:column:)``):
 /// a dependency without a test value that the test did not set fails the test when it is read, naming the key and
@@ -76,7 +85,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
         schedulers: [TestScheduler] = [],
         exhaustivity: Exhaustivity = .on,
         fileID: String = #fileID,
-        filePath: String = #filePath,
+        filePath: StaticString = #filePath,
         line: Int = #line,
         column: Int = #column
     ) {
@@ -134,7 +143,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
         _ action: Action,
         assert updateExpected: ((inout State) -> Void)? = nil,
         fileID: String = #fileID,
-        filePath: String = #filePath,
+        filePath: StaticString = #filePath,
         line: Int = #line,
         column: Int = #column
     ) {
@@ -170,7 +179,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
         _ expected: Action,
         assert updateExpected: ((inout State) -> Void)? = nil,
         fileID: String = #fileID,
-        filePath: String = #filePath,
+        filePath: StaticString = #filePath,
         line: Int = #line,
         column: Int = #column
     ) where Action: Equatable {
@@ -188,7 +197,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
         _ isMatching: (Action) -> Bool,
         assert updateExpected: ((inout State) -> Void)? = nil,
         fileID: String = #fileID,
-        filePath: String = #filePath,
+        filePath: StaticString = #filePath,
         line: Int = #line,
         column: Int = #column
     ) {
@@ -207,7 +216,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
         timeout: Duration,
         assert updateExpected: ((inout State) -> Void)? = nil,
         fileID: String = #fileID,
-        filePath: String = #filePath,
+        filePath: StaticString = #filePath,
         line: Int = #line,
         column: Int = #column
     ) async where Action: Equatable {
@@ -222,7 +231,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
         timeout: Duration,
         assert updateExpected: ((inout State) -> Void)? = nil,
         fileID: String = #fileID,
-        filePath: String = #filePath,
+        filePath: StaticString = #filePath,
         line: Int = #line,
         column: Int = #column
     ) async {
@@ -234,7 +243,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
     /// `true` lists them as a warning).
     public func skipReceivedActions(
         fileID: String = #fileID,
-        filePath: String = #filePath,
+        filePath: StaticString = #filePath,
         line: Int = #line,
         column: Int = #column
     ) {
@@ -259,7 +268,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
     public func finish(
         timeout: Duration = .seconds(1),
         fileID: String = #fileID,
-        filePath: String = #filePath,
+        filePath: StaticString = #filePath,
         line: Int = #line,
         column: Int = #column
     ) async {

@@ -7,8 +7,9 @@
 // reads each measurement's duration), `send`, `subscribers`, `keyed`, `modules`, `floor`, the modifiers
 // `filter`, `throttle` (every action dropped), `throttle-runs` (every action runs the effect), `debounce`,
 // `effect`, `reading` (`dispatch(_:reading:)` through N middleware), `read` and `api-read` (borrowed reads, no
-// dispatch), and `dependencies` / `dependency-read`: a store with four dependencies set, of which none / one is read
-// per action), its size (middleware, subscriber or module count; ignored by the modifiers and the reads), and the
+// dispatch), `dependencies` / `dependency-read`: a store with four dependencies set, of which none / one is read
+// per action, and `foreach` / `foreach-hand`: one entry of a dictionary of `size` entries updated through
+// `Reducer.forEach` / a hand-written in-place reducer), its size (middleware, subscriber or module count; ignored by the modifiers and the reads), and the
 // number of dispatches (or reads). Compare two instruction totals (say, 100,000 and 200,000
 // dispatches) to get the instructions of one dispatch; `callgrind_annotate` shows where they go.
 
@@ -48,6 +49,20 @@ extension StoreDependencies {
         set { self[ServiceKey.self] = newValue }
     }
 }
+
+/// A state of orders by id, for `Reducer.forEach` (the `ChildReducers` benchmarks).
+struct Shop: Sendable {
+    var orders: [Int: Counter] = [:]
+}
+
+enum ShopAction: Sendable {
+    case order(id: Int, Int)
+}
+
+let orderReducer = Reducer<Counter, Int>(mutating: { order, amount in
+    order.count &+= amount
+    order.unchanged &+= amount &* 3
+})
 
 /// A state of `Counter` modules, each reduced through `withKey`.
 struct Modules: Sendable {
@@ -199,6 +214,35 @@ case "dependencies", "dependency-read":
         store.dispatch(1)
     }
     consume(store.state)
+case "foreach", "foreach-hand":
+    let forEach: Reducer<Shop, ShopAction> = .forEach(
+        \.orders,
+        action: { action in
+            switch action {
+            case .order(let id, let amount): (id, amount)
+            }
+        },
+        element: orderReducer
+    )
+    let handWritten = Reducer<Shop, ShopAction>(mutating: { state, action in
+        switch action {
+        case .order(let id, let amount):
+            if let index = state.orders.index(forKey: id) {
+                state.orders.values[index].count &+= amount
+                state.orders.values[index].unchanged &+= amount &* 3
+            }
+        }
+    })
+    var orders = [Int: Counter](minimumCapacity: size)
+    for id in 0..<size {
+        orders[id] = Counter()
+    }
+    let store = Store(initialState: Shop(orders: orders), reducer: scenario == "foreach" ? forEach : handWritten)
+    let id = size / 2
+    for _ in 0..<count {
+        store.dispatch(.order(id: id, 1))
+    }
+    consume(store.state.orders[id])
 default:
     print("unknown scenario \(scenario)")
     exit(1)

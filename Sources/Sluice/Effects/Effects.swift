@@ -228,7 +228,7 @@ extension StoreCore {
         let token = effects.register(cancellation, id: id.map { AnyHashable($0) }, cancelInFlight: cancelInFlight)
         let api = MiddlewareAPI(core: self, cancellation: cancellation)
         let storeWork = self.work
-        let workToken = storeWork.begin()
+        let workToken = storeWork.begin(.effect)
         // An effect started by a `takeLeading` run is part of that run.
         let activity = cancellation.activity
         activity?.begin()

@@ -34,30 +34,27 @@ extension Reducer {
         fileID: StaticString = #fileID,
         line: UInt = #line
     ) -> Reducer where Action: Sendable {
-        let reduce = reducer.reduce
-        let part = KeyPathWriter(keyPath)
-        let site = (fileID: "\(fileID)", line: Int(line))
+        let parts = ChildReducerParts(
+            part: KeyPathWriter(keyPath),
+            toElement: toElement,
+            reduce: reducer.reduce,
+            ifMissing: ifMissing,
+            fileID: fileID,
+            line: line
+        )
         return Reducer(mutating: { state, action in
-            guard let (key, local) = toElement(action) else { return }
+            guard let (key, local) = parts.toElement(action) else { return }
             var found = true
-            part.modify(&state) { elements in
+            parts.part.modify(&state) { elements in
                 // `values[index]` yields the element in place; `elements[key]?` would move it out and back.
                 guard let index = elements.index(forKey: key) else {
                     found = false
                     return
                 }
-                reduce(&elements.values[index], local)
+                parts.reduce(&elements.values[index], local)
             }
             if !found {
-                ifMissing(
-                    UnmatchedChildAction(
-                        reason: .missingElement,
-                        key: key,
-                        action: action,
-                        fileID: site.fileID,
-                        line: site.line
-                    )
-                )
+                parts.reportMissing(key: key, action: action)
             }
         })
     }
@@ -96,29 +93,26 @@ extension Reducer {
         fileID: StaticString = #fileID,
         line: UInt = #line
     ) -> Reducer where Action: Sendable, Element.ID: Sendable {
-        let reduce = reducer.reduce
-        let part = KeyPathWriter(keyPath)
-        let site = (fileID: "\(fileID)", line: Int(line))
+        let parts = ChildReducerParts(
+            part: KeyPathWriter(keyPath),
+            toElement: toElement,
+            reduce: reducer.reduce,
+            ifMissing: ifMissing,
+            fileID: fileID,
+            line: line
+        )
         return Reducer(mutating: { state, action in
-            guard let (id, local) = toElement(action) else { return }
+            guard let (id, local) = parts.toElement(action) else { return }
             var found = true
-            part.modify(&state) { elements in
+            parts.part.modify(&state) { elements in
                 guard let index = elements.firstIndex(where: { $0.id == id }) else {
                     found = false
                     return
                 }
-                reduce(&elements[index], local)
+                parts.reduce(&elements[index], local)
             }
             if !found {
-                ifMissing(
-                    UnmatchedChildAction(
-                        reason: .missingElement,
-                        key: id,
-                        action: action,
-                        fileID: site.fileID,
-                        line: site.line
-                    )
-                )
+                parts.reportMissing(key: id, action: action)
             }
         })
     }

@@ -77,9 +77,7 @@ public struct SideEffect<State: Sendable, Action: Sendable>: Sendable {
                     let activity = cancellation.activity
                     activity?.begin()
                     let work = api.core.work
-                    let token = work.begin()
-                    let running = api.core.sideEffectTasks
-                    running.increment()
+                    let token = work.begin(.sideEffect)
                     task.start {
                         do {
                             try await work.track(token) {
@@ -93,7 +91,6 @@ public struct SideEffect<State: Sendable, Action: Sendable>: Sendable {
                         cancellation.removeHandler(key)
                         activity?.endTask()
                         work.end(token)
-                        running.decrement()
                     }
                     api.core.trackTask(cancel: { task.cancel() }, finish: { await task.wait() })
                 }
@@ -161,5 +158,13 @@ final class TaskHandle: @unchecked Sendable {
             return self.task
         }
         task?.cancel()
+    }
+}
+
+extension Store {
+    /// The number of tasks of asynchronous side effects (``SideEffect/init(_:)-(_)`` with an `async` closure)
+    /// whose work has not returned yet (for tests), from the store's one count of running tasks.
+    package var runningSideEffectTaskCount: Int {
+        core.work.runningSideEffectTaskCount
     }
 }

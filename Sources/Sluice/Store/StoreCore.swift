@@ -99,8 +99,6 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     var isShutDown = false
     /// The tasks, owed runs and failure handler that shutdown and the error channel need.
     let work = StoreWork()
-    /// The tasks of asynchronous side effects that are running (for the test store).
-    let sideEffectTasks = RunningTaskCount()
     /// The services of the store; never read on the dispatch path.
     @usableFromInline
     let dependencies: StoreDependencies

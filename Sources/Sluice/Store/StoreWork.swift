@@ -2,7 +2,8 @@
 ///
 /// - Tracked tasks: every effect's task and every `async` side effect's task registers here while it runs, with a
 ///   token that it also carries in a task-local value, so that a shutdown called from inside one of them knows
-///   not to wait for its caller.
+///   not to wait for its caller, and with its kind, so that the test store can tell running side-effect tasks
+///   from running effects. This is the one count of running tasks of the store.
 /// - Owed runs: each time-based modifier installed in the store registers its ``TimedEffect`` (weakly), so that
 ///   shutdown can run what it owes now.
 /// - The failure handler given to the store, called for errors of effects that nobody else sees.
@@ -11,7 +12,9 @@
 /// `@unchecked Sendable`: every mutable property is guarded by `lock`.
 final class StoreWork: @unchecked Sendable {
     private let lock = Lock()
-    private var running: Set<UInt64> = []
+    private var running: [UInt64: TaskKind] = [:]
+    /// How many of `running` are side-effect tasks.
+    private var runningSideEffectTasks = 0
     private var nextToken: UInt64 = 0
     private var idleWaiters: [UInt64: IdleWaiter] = [:]
     private var cancelledWaiters: Set<UInt64> = []
@@ -41,6 +44,14 @@ final class StoreWork: @unchecked Sendable {
     /// The tracked task that the current task runs in (or descends from), if any.
     @TaskLocal static var current: Mark?
 
+    /// What a tracked task runs.
+    enum TaskKind {
+        /// An asynchronous effect started with `run(id:cancelInFlight:_:)`.
+        case effect
+        /// The task of an `async` side effect.
+        case sideEffect
+    }
+
     /// A tracked task: which store's work, which token.
     struct Mark: Sendable {
         let work: ObjectIdentifier
@@ -65,11 +76,14 @@ final class StoreWork: @unchecked Sendable {
 
     // MARK: Tracked tasks
 
-    /// Registers a task that is about to start; pass the token to ``track(_:_:)`` and ``end(_:)``.
-    func begin() -> UInt64 {
+    /// Registers a task of `kind` that is about to start; pass the token to ``track(_:_:)`` and ``end(_:)``.
+    func begin(_ kind: TaskKind) -> UInt64 {
         lock.withLock {
             nextToken &+= 1
-            running.insert(nextToken)
+            running[nextToken] = kind
+            if kind == .sideEffect {
+                runningSideEffectTasks += 1
+            }
             return nextToken
         }
     }
@@ -82,7 +96,10 @@ final class StoreWork: @unchecked Sendable {
     /// The tracked task `token` ended.
     func end(_ token: UInt64) {
         let ready: [CheckedContinuation<Void, Never>] = lock.withLock {
-            guard running.remove(token) != nil else { return [] }
+            guard let kind = running.removeValue(forKey: token) else { return [] }
+            if kind == .sideEffect {
+                runningSideEffectTasks -= 1
+            }
             if case .shuttingDown = phase {
                 finishedDuringShutdown += 1
             }
@@ -102,11 +119,16 @@ final class StoreWork: @unchecked Sendable {
 
     /// The number of tracked tasks running, besides `excluded`.
     func runningCount(excluding excluded: UInt64?) -> Int {
-        lock.withLock { running.count - (excluded.map { running.contains($0) ? 1 : 0 } ?? 0) }
+        lock.withLock { running.count - (excluded.map { running[$0] != nil ? 1 : 0 } ?? 0) }
+    }
+
+    /// The number of side-effect tasks running (the test store's exhaustivity reads it).
+    var runningSideEffectTaskCount: Int {
+        lock.withLock { runningSideEffectTasks }
     }
 
     private func isIdle(excluding excluded: UInt64?) -> Bool {
-        running.isEmpty || (running.count == 1 && excluded.map(running.contains) == true)
+        running.isEmpty || (running.count == 1 && excluded.map { running[$0] != nil } == true)
     }
 
     /// Waits until no tracked task besides `excluded` runs, or until `deadline`; returns whether they all ended.

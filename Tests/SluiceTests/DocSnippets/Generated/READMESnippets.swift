@@ -209,7 +209,7 @@ enum READMESnippets {
         }
         reportIsDebounced()
 
-        // README.md:552
+        // README.md:553
         do {
             struct Quote: Equatable, Sendable {
                 var symbol = ""

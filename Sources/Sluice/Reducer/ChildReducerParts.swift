@@ -1,0 +1,47 @@
+/// What `Reducer.forEach` needs on every action, in one object.
+///
+/// The reducer's closure captures this one reference instead of each part: a closure that captures several values
+/// is called through a forwarder that loads every one of them and passes it as an argument, on every action, even
+/// the parts that only a missing element needs.
+///
+/// `Sendable`: every stored property is a `let` of a `Sendable` type.
+@usableFromInline
+final class ChildReducerParts<State, Action: Sendable, Collection, Key: Hashable & Sendable, Element, ElementAction>:
+    Sendable
+{
+    /// Where the collection lives in the state.
+    @usableFromInline
+    let part: KeyPathWriter<State, Collection>
+    /// Returns the key of the element and its action, or `nil` to skip.
+    @usableFromInline
+    let toElement: @Sendable (Action) -> (Key, ElementAction)?
+    /// The reducer of one element.
+    @usableFromInline
+    let reduce: @Sendable (inout Element, ElementAction) -> Void
+    private let ifMissing: @Sendable (UnmatchedChildAction) -> Void
+    private let fileID: String
+    private let line: Int
+
+    @usableFromInline
+    init(
+        part: KeyPathWriter<State, Collection>,
+        toElement: @escaping @Sendable (Action) -> (Key, ElementAction)?,
+        reduce: @escaping @Sendable (inout Element, ElementAction) -> Void,
+        ifMissing: @escaping @Sendable (UnmatchedChildAction) -> Void,
+        fileID: StaticString,
+        line: UInt
+    ) {
+        self.part = part
+        self.toElement = toElement
+        self.reduce = reduce
+        self.ifMissing = ifMissing
+        self.fileID = "\(fileID)"
+        self.line = Int(line)
+    }
+
+    /// Passes an action whose key no element has to `ifMissing`.
+    @usableFromInline
+    func reportMissing(key: Key, action: Action) {
+        ifMissing(UnmatchedChildAction(reason: .missingElement, key: key, action: action, fileID: fileID, line: line))
+    }
+}
