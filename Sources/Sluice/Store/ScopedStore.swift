@@ -69,7 +69,7 @@ public struct ScopedStore<State: Equatable & Sendable, Action: Sendable>: Sendab
     /// - Parameter observer: Receives each changed value.
     /// - Returns: The subscription; notifications stop when it is cancelled or released.
     public func subscribe(_ observer: @escaping @Sendable (State) -> Void) -> Subscription {
-        handle.observe(\State.self, changesOf: \State.self, observer)
+        handle.observe(\State.self, observer)
     }
 
     /// Calls `observer` with the value at `keyPath` (inside this part) after each action that changed it.
@@ -82,7 +82,7 @@ public struct ScopedStore<State: Equatable & Sendable, Action: Sendable>: Sendab
         to keyPath: any KeyPath<State, Value> & Sendable,
         _ observer: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
-        handle.observe(keyPath, changesOf: \Value.self, observer)
+        handle.observe(keyPath, observer)
     }
 
     /// This part of the state as an asynchronous sequence: the current value, then each value that differs from

@@ -57,7 +57,6 @@ public struct StateStream<Element: Sendable>: AsyncSequence, Sendable {
         self.isRepeat = isRepeat
     }
 
-
     /// Starts an iteration: subscribes to the store, with the current value as the first element.
     public func makeAsyncIterator() -> Iterator {
         Iterator(buffer: StreamBuffer(handle: handle, isRepeat: isRepeat))

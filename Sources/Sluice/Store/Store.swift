@@ -162,6 +162,6 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
         to keyPath: any KeyPath<State, Value> & Sendable,
         _ observer: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
-        core.observe(keyPath, changesOf: \Value.self, observer)
+        core.observe(keyPath, observer)
     }
 }

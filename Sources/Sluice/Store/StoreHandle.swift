@@ -86,8 +86,22 @@ extension StateHandle {
         addSubscriber { _ in observer }
     }
 
+    /// Calls `observer` with the value at `keyPath` after each action that changed it (every `subscribe(to:)`, and
+    /// a scoped store's `subscribe(_:)`).
+    @inlinable
+    func observe<Value: Equatable & Sendable>(
+        _ keyPath: any KeyPath<State, Value> & Sendable,
+        _ observer: @escaping @Sendable (Value) -> Void
+    ) -> Subscription {
+        let read = KeyPathReader(keyPath)
+        return addSubscriber { state in
+            let changes = ChangeObserver(read: read, initial: state, observer: observer)
+            return { state in changes.notifyOfValueChanges(state) }
+        }
+    }
+
     /// Calls `observer` with the value at `keyPath` after each action that changed the value's key at `changeKey`
-    /// (every `subscribe(to:)`, `subscribe(to:by:)` and `subscribe(by:)`; the value is its own key in the first).
+    /// (every `subscribe(to:by:)` and `subscribe(by:)`).
     ///
     /// Inlinable, and the values read by offset where the key paths allow it: the observer runs after every action,
     /// and generic code with a key path projection cost about 600 instructions per subscriber whose value did not
