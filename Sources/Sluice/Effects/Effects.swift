@@ -48,7 +48,7 @@ extension Store {
     public func run<T: Sendable>(
         _ work: @escaping @Sendable (MiddlewareAPI<State, Action>) async throws -> T
     ) async throws -> T {
-        try await awaitEffect(core.startEffect(id: nil, cancelInFlight: false, parent: core.lifetime, work))
+        try await core.runEffect(id: nil, cancelInFlight: false, parent: core.lifetime, work)
     }
 
     /// Runs asynchronous work under an id, which ``cancel(id:)`` (and a later effect with `cancelInFlight`) can
@@ -75,9 +75,7 @@ extension Store {
         cancelInFlight: Bool = false,
         _ work: @escaping @Sendable (MiddlewareAPI<State, Action>) async throws -> T
     ) async throws -> T {
-        try await awaitEffect(
-            core.startEffect(id: id, cancelInFlight: cancelInFlight, parent: core.lifetime, work)
-        )
+        try await core.runEffect(id: id, cancelInFlight: cancelInFlight, parent: core.lifetime, work)
     }
 
     /// Starts asynchronous work with the store's ``MiddlewareAPI`` in a new `Task`, and returns the task at once.
@@ -110,13 +108,7 @@ extension Store {
         cancelInFlight: Bool = false,
         _ work: @escaping @Sendable (MiddlewareAPI<State, Action>) async throws -> T
     ) -> Task<T, any Error> {
-        core.startEffect(
-            id: id,
-            cancelInFlight: cancelInFlight,
-            parent: core.lifetime,
-            reportsFailure: true,
-            work
-        )
+        core.startEffect(id: id, cancelInFlight: cancelInFlight, parent: core.lifetime, reportsFailure: true, work)
     }
 
     /// Cancels every running effect that was started with `id`.
@@ -161,7 +153,7 @@ extension MiddlewareAPI {
     public func run<T: Sendable>(
         _ work: @escaping @Sendable (MiddlewareAPI<State, Action>) async throws -> T
     ) async throws -> T {
-        try await awaitEffect(core.startEffect(id: nil, cancelInFlight: false, parent: runCancellation, work))
+        try await core.runEffect(id: nil, cancelInFlight: false, parent: runCancellation, work)
     }
 
     /// Runs asynchronous work under an id and returns its result; see ``Store/run(id:cancelInFlight:_:)``.
@@ -171,9 +163,7 @@ extension MiddlewareAPI {
         cancelInFlight: Bool = false,
         _ work: @escaping @Sendable (MiddlewareAPI<State, Action>) async throws -> T
     ) async throws -> T {
-        try await awaitEffect(
-            core.startEffect(id: id, cancelInFlight: cancelInFlight, parent: runCancellation, work)
-        )
+        try await core.runEffect(id: id, cancelInFlight: cancelInFlight, parent: runCancellation, work)
     }
 
     /// Starts asynchronous work in a new `Task` and returns the task at once; see ``Store/start(_:)``.
@@ -191,13 +181,7 @@ extension MiddlewareAPI {
         cancelInFlight: Bool = false,
         _ work: @escaping @Sendable (MiddlewareAPI<State, Action>) async throws -> T
     ) -> Task<T, any Error> {
-        core.startEffect(
-            id: id,
-            cancelInFlight: cancelInFlight,
-            parent: runCancellation,
-            reportsFailure: true,
-            work
-        )
+        core.startEffect(id: id, cancelInFlight: cancelInFlight, parent: runCancellation, reportsFailure: true, work)
     }
 
     /// Cancels every running effect of the store that was started with `id`; see ``Store/cancel(id:)``.
@@ -263,11 +247,20 @@ extension StoreCore {
     }
 }
 
-/// Awaits an effect's task; cancelling the awaiting task cancels the effect.
-private func awaitEffect<T: Sendable>(_ task: Task<T, any Error>) async throws -> T {
-    try await withTaskCancellationHandler {
-        try await task.value
-    } onCancel: {
-        task.cancel()
+extension StoreCore {
+    /// Starts an effect and awaits its result: every `run` of an asynchronous effect. Cancelling the awaiting task
+    /// cancels the effect.
+    func runEffect<T: Sendable>(
+        id: (any Hashable & Sendable)?,
+        cancelInFlight: Bool,
+        parent: Cancellation,
+        _ work: @escaping @Sendable (MiddlewareAPI<State, Action>) async throws -> T
+    ) async throws -> T {
+        let task = startEffect(id: id, cancelInFlight: cancelInFlight, parent: parent, work)
+        return try await withTaskCancellationHandler {
+            try await task.value
+        } onCancel: {
+            task.cancel()
+        }
     }
 }

@@ -47,7 +47,7 @@ public struct MiddlewareAPI<State: Sendable, Action: Sendable>: Sendable {
     ///   cancelled afterwards; an action queued when the store goes away is dropped with the rest of the queue.
     @discardableResult
     public func dispatch(_ action: Action) -> Bool {
-        if let cancellation, cancellation.isCancelled {
+        if runIsCancelled {
             return false
         }
         return core.dispatchFromAPI(action)
@@ -56,10 +56,13 @@ public struct MiddlewareAPI<State: Sendable, Action: Sendable>: Sendable {
     /// `true` once this run was superseded (by `takeLatest` or an effect with the same id), the store is gone, or
     /// its ``Store/shutdown(timeout:)`` has ended.
     public var isCancelled: Bool {
-        if let cancellation, cancellation.isCancelled {
-            return true
-        }
-        return !core.alive
+        runIsCancelled || !core.alive
+    }
+
+    /// Whether this run was superseded (by `takeLatest` or an effect with the same id); its dispatches and sends
+    /// are then dropped.
+    var runIsCancelled: Bool {
+        cancellation?.isCancelled ?? false
     }
 
     /// The same API with its dispatches tied to `cancellation` as well.

@@ -55,7 +55,7 @@ extension Store {
     /// - Throws: What `body` throws.
     @inlinable
     public func read<T, E: Error>(_ body: (borrowing State) throws(E) -> T) throws(E) -> T {
-        try core.withStatePointer(tracked: true) { (state) throws(E) -> T in try body(state.pointee) }
+        try core.read(tracked: true, body)
     }
 }
 
@@ -78,19 +78,7 @@ extension ScopedStore {
     /// - Returns: What `body` returns.
     /// - Throws: What `body` throws.
     public func read<T, E: Error>(_ body: (borrowing State) throws(E) -> T) throws(E) -> T {
-        // `withValue` is not generic (it is a stored closure), so the result and the error travel through `result`.
-        var result: Result<T, E>?
-        source.withValue { value in
-            do throws(E) {
-                result = .success(try body(value.pointee))
-            } catch {
-                result = .failure(error)
-            }
-        }
-        guard let result else {
-            preconditionFailure("Sluice: a scoped store's read did not call its body")
-        }
-        return try result.get()
+        try handle.read(tracked: true, body)
     }
 }
 
@@ -108,6 +96,6 @@ extension MiddlewareAPI {
     /// - Throws: What `body` throws.
     @inlinable
     public func read<T, E: Error>(_ body: (borrowing State) throws(E) -> T) throws(E) -> T {
-        try core.withStatePointer(tracked: false) { (state) throws(E) -> T in try body(state.pointee) }
+        try core.read(tracked: false, body)
     }
 }

@@ -33,13 +33,7 @@ extension Store {
         by changeKey: any KeyPath<Value, Key> & Sendable,
         _ observer: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
-        let read = KeyPathReader(keyPath)
-        let key = KeyPathReader(changeKey)
-        let id = core.subscribe { state in
-            let changes = KeyChanges(read: read, key: key, initial: state, observer: observer)
-            return { state in changes.notify(state) }
-        }
-        return Subscription(core: core, id: id)
+        core.observe(keyPath, changesOf: changeKey, observer)
     }
 }
 
@@ -63,7 +57,7 @@ extension ScopedStore {
         by changeKey: any KeyPath<State, Key> & Sendable,
         _ observer: @escaping @Sendable (State) -> Void
     ) -> Subscription {
-        source.subscribe(changeKey: changeKey, observer)
+        handle.observe(\State.self, changesOf: changeKey, observer)
     }
 
     /// Calls `observer` with the value at `keyPath` (inside this part) after each action that changed its *change
@@ -79,79 +73,6 @@ extension ScopedStore {
         by changeKey: any KeyPath<Value, Key> & Sendable,
         _ observer: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
-        source.map(keyPath).subscribe(changeKey: changeKey, observer)
-    }
-}
-
-extension StateSource {
-    /// Subscribes `observer`, called with the value after each action that changed the value's key at `changeKey`.
-    fileprivate func subscribe<Key: Equatable & Sendable>(
-        changeKey: any KeyPath<Value, Key> & Sendable,
-        _ observer: @escaping @Sendable (Value) -> Void
-    ) -> Subscription {
-        let key = KeyPathReader(changeKey)
-        return subscribe { initial in
-            let last = LastKey(key(initial))
-            // The value is the source's transient copy of the part, released when this call returns.
-            return { value in
-                let current = key(value)
-                if current != last.key {
-                    last.key = current
-                    observer(value)
-                }
-            }
-        }
-    }
-}
-
-/// The last key a keyed scoped subscriber saw.
-///
-/// `@unchecked Sendable`: read and written only by notifications, which the store runs one at a time (each on the
-/// thread that owns the dispatch pipeline, which is handed over under the store's lock).
-private final class LastKey<Key>: @unchecked Sendable {
-    var key: Key
-
-    init(_ key: Key) {
-        self.key = key
-    }
-}
-
-/// A `subscribe(to:by:)` observer and the key it saw last.
-///
-/// `@unchecked Sendable`: `last` is read and written only by notifications, which the store runs one at a time
-/// (each on the thread that owns the dispatch pipeline, which is handed over under the store's lock).
-@usableFromInline
-final class KeyChanges<State, Value, Key: Equatable>: @unchecked Sendable {
-    @usableFromInline
-    let read: KeyPathReader<State, Value>
-    @usableFromInline
-    let key: KeyPathReader<Value, Key>
-    @usableFromInline
-    let observer: @Sendable (Value) -> Void
-    @usableFromInline @exclusivity(unchecked)
-    var last: Key
-
-    @usableFromInline
-    init(
-        read: KeyPathReader<State, Value>,
-        key: KeyPathReader<Value, Key>,
-        initial state: borrowing State,
-        observer: @escaping @Sendable (Value) -> Void
-    ) {
-        self.read = read
-        self.key = key
-        self.observer = observer
-        last = withUnsafePointer(to: state) { state in read.withPointer(in: state) { key($0.pointee) } }
-    }
-
-    /// Calls the observer if the key differs from the last one it saw; reads the key in place, and produces the
-    /// value only for the observer.
-    @inlinable
-    func notify(_ state: State) {
-        let current = withUnsafePointer(to: state) { state in read.withPointer(in: state) { key($0.pointee) } }
-        if current != last {
-            last = current
-            observer(read(state))
-        }
+        handle.observe(keyPath, changesOf: changeKey, observer)
     }
 }

@@ -211,7 +211,7 @@ extension MiddlewareAPI {
     ///   - body: Reads what you need from the state right after the action was reduced.
     /// - Returns: What `body` returned, or `nil` if it was not called.
     public func dispatch<T>(_ action: Action, reading body: (borrowing State) -> T) -> T? {
-        if let cancellation, cancellation.isCancelled {
+        if runIsCancelled {
             return nil
         }
         return core.dispatchFromAPI(action, reading: body)
@@ -340,7 +340,7 @@ extension MiddlewareAPI {
         _ action: Action,
         reading body: @escaping @Sendable (borrowing State) -> T
     ) async -> T? {
-        if let cancellation, cancellation.isCancelled {
+        if runIsCancelled {
             return nil
         }
         return await core.send(action, through: nil, fromAPI: true, reading: body)

@@ -14,13 +14,7 @@ extension Store {
     public func scope<ChildState: Equatable & Sendable>(
         _ keyPath: any KeyPath<State, ChildState> & Sendable
     ) -> ScopedStore<ChildState, Action> {
-        let core = self.core
-        return ScopedStore(
-            source: StateSource(core: core, keyPath: keyPath),
-            dispatch: { action in core.dispatchFromAPI(action) },
-            sender: core,
-            dependencies: core.dependencies
-        )
+        core.scope(keyPath)
     }
 }
 
@@ -34,22 +28,16 @@ extension Store {
 /// `state` returns the last state, `dispatch` does nothing, subscriptions never fire and streams end at once.
 /// Reading ``state`` is tracked by Observation as a read of the whole store's state.
 public struct ScopedStore<State: Equatable & Sendable, Action: Sendable>: Sendable {
-    let source: StateSource<State>
-    let send: DispatchFunction<Action>
-    private let sender: any ActionSending<Action>
-    /// The services of the store; see ``StoreDependencies``.
-    public let dependencies: StoreDependencies
+    /// The part of the store's state that this view shows, and the store's actions.
+    let handle: any StoreHandle<State, Action>
 
-    init(
-        source: StateSource<State>,
-        dispatch: @escaping DispatchFunction<Action>,
-        sender: any ActionSending<Action>,
-        dependencies: StoreDependencies
-    ) {
-        self.source = source
-        self.send = dispatch
-        self.sender = sender
-        self.dependencies = dependencies
+    init(handle: some StoreHandle<State, Action>) {
+        self.handle = handle
+    }
+
+    /// The services of the store; see ``StoreDependencies``.
+    public var dependencies: StoreDependencies {
+        handle.dependencies
     }
 
     /// The current value of this part of the state.
@@ -57,19 +45,19 @@ public struct ScopedStore<State: Equatable & Sendable, Action: Sendable>: Sendab
     /// Safe from any thread; Observation tracks it as a read of the store's ``Store/state``. A copy of the part;
     /// ``read(_:)`` borrows it instead.
     public var state: State {
-        source.read()
+        handle.observedState
     }
 
     /// Sends an action to the store, through its middleware; see ``Store/dispatch(_:)``.
     public func dispatch(_ action: Action) {
-        send(action)
+        handle.dispatchFromAPI(action)
     }
 
     /// Sends an action to the store, through its middleware, suspending instead of blocking while the store is
     /// busy; see ``Store/send(_:)``.
     @discardableResult
     public nonisolated(nonsending) func send(_ action: Action) async -> StoreTask {
-        await sender.sendThroughChain(action)
+        await handle.sendThroughChain(action)
     }
 
     /// Calls `observer` with this part of the state after each action that changed it.
@@ -81,15 +69,7 @@ public struct ScopedStore<State: Equatable & Sendable, Action: Sendable>: Sendab
     /// - Parameter observer: Receives each changed value.
     /// - Returns: The subscription; notifications stop when it is cancelled or released.
     public func subscribe(_ observer: @escaping @Sendable (State) -> Void) -> Subscription {
-        source.subscribe { initial in
-            let last = LastSeen(initial)
-            return { value in
-                if value != last.value {
-                    last.value = value
-                    observer(value)
-                }
-            }
-        }
+        handle.observe(\State.self, observer)
     }
 
     /// Calls `observer` with the value at `keyPath` (inside this part) after each action that changed it.
@@ -102,21 +82,13 @@ public struct ScopedStore<State: Equatable & Sendable, Action: Sendable>: Sendab
         to keyPath: any KeyPath<State, Value> & Sendable,
         _ observer: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
-        source.map(keyPath).subscribe { initial in
-            let last = LastSeen(initial)
-            return { value in
-                if value != last.value {
-                    last.value = value
-                    observer(value)
-                }
-            }
-        }
+        handle.observe(keyPath, observer)
     }
 
     /// This part of the state as an asynchronous sequence: the current value, then each value that differs from
     /// the one before it; see ``Store/values(of:)``.
     public var states: StateStream<State> {
-        StateStream(source: source, isRepeat: ==)
+        handle.states(skippingRepeats: ==)
     }
 
     /// The value at `keyPath` (inside this part) as an asynchronous sequence: the current value, then each value
@@ -126,7 +98,7 @@ public struct ScopedStore<State: Equatable & Sendable, Action: Sendable>: Sendab
     public func values<Value: Equatable & Sendable>(
         of keyPath: any KeyPath<State, Value> & Sendable
     ) -> StateStream<Value> {
-        StateStream(source: source.map(keyPath), isRepeat: ==)
+        handle.values(of: keyPath)
     }
 
     /// A read-only view of a part of this part.
@@ -135,23 +107,6 @@ public struct ScopedStore<State: Equatable & Sendable, Action: Sendable>: Sendab
     public func scope<ChildState: Equatable & Sendable>(
         _ keyPath: any KeyPath<State, ChildState> & Sendable
     ) -> ScopedStore<ChildState, Action> {
-        ScopedStore<ChildState, Action>(
-            source: source.map(keyPath),
-            dispatch: send,
-            sender: sender,
-            dependencies: dependencies
-        )
-    }
-}
-
-/// The value a scoped subscriber saw last.
-///
-/// `@unchecked Sendable`: read and written only by notifications, which the store runs one at a time (each on the
-/// thread that owns the dispatch pipeline, which is handed over under the store's lock).
-private final class LastSeen<Value>: @unchecked Sendable {
-    var value: Value
-
-    init(_ value: Value) {
-        self.value = value
+        handle.scope(keyPath)
     }
 }

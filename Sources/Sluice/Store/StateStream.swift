@@ -12,7 +12,7 @@ extension Store {
     /// the ones in between. The iteration ends when the store goes away (after the newest state was delivered)
     /// or when the iterating task is cancelled. The sequence does not keep the store alive.
     public var states: StateStream<State> {
-        StateStream(source: StateSource(core: core) { $0 }, isRepeat: nil)
+        core.states(skippingRepeats: nil)
     }
 
     /// The value at `keyPath` as an asynchronous sequence: the current value, then each value that differs from the
@@ -32,7 +32,7 @@ extension Store {
     public func values<Value: Equatable & Sendable>(
         of keyPath: any KeyPath<State, Value> & Sendable
     ) -> StateStream<Value> {
-        StateStream(source: StateSource(core: core) { $0[keyPath: keyPath] }, isRepeat: ==)
+        core.values(of: keyPath)
     }
 }
 
@@ -48,17 +48,18 @@ public struct StateStream<Element: Sendable>: AsyncSequence, Sendable {
     /// The iteration never throws.
     public typealias Failure = Never
 
-    private let source: StateSource<Element>
+    /// What the stream follows: the store's state, or a part of it.
+    private let handle: any StateHandle<Element>
     private let isRepeat: (@Sendable (Element, Element) -> Bool)?
 
-    init(source: StateSource<Element>, isRepeat: (@Sendable (Element, Element) -> Bool)?) {
-        self.source = source
+    init(handle: some StateHandle<Element>, isRepeat: (@Sendable (Element, Element) -> Bool)?) {
+        self.handle = handle
         self.isRepeat = isRepeat
     }
 
     /// Starts an iteration: subscribes to the store, with the current value as the first element.
     public func makeAsyncIterator() -> Iterator {
-        Iterator(buffer: StreamBuffer(source: source, isRepeat: isRepeat))
+        Iterator(buffer: StreamBuffer(handle: handle, isRepeat: isRepeat))
     }
 
     /// Delivers the values of one iteration of a ``StateStream``.
@@ -121,14 +122,18 @@ final class StreamBuffer<Element: Sendable>: @unchecked Sendable {
     private var subscription: Subscription?
     private var removeTeardownHandler: (@Sendable () -> Void)?
 
-    init(source: StateSource<Element>, isRepeat: (@Sendable (Element, Element) -> Bool)?) {
+    init(handle: any StateHandle<Element>, isRepeat: (@Sendable (Element, Element) -> Bool)?) {
         self.isRepeat = isRepeat
-        let subscription = source.subscribe { [weak self] initial in
+        let subscription = handle.addSubscriber { [weak self] initial in
             self?.start(with: initial)
             return { [weak self] value in self?.send(value) }
         }
-        let removeTeardownHandler = source.onTeardown { [weak self] in
+        let lifetime = handle.storeLifetime
+        let teardownKey = lifetime.onCancel { [weak self] in
             self?.finish(droppingPending: false)
+        }
+        let removeTeardownHandler: @Sendable () -> Void = {
+            if let teardownKey { lifetime.removeHandler(teardownKey) }
         }
         let attached: Bool = lock.withLock {
             guard !isFinished else { return false }

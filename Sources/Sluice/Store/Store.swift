@@ -146,8 +146,7 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     /// - Parameter observer: Receives each new state.
     /// - Returns: The subscription; notifications stop when it is cancelled or released.
     public func subscribe(_ observer: @escaping @Sendable (State) -> Void) -> Subscription {
-        let id = core.subscribe { _ in observer }
-        return Subscription(core: core, id: id)
+        core.observeEveryAction(observer)
     }
 
     /// Calls `observer` with the value at `keyPath` after each action that changed it.
@@ -170,49 +169,6 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
         to keyPath: any KeyPath<State, Value> & Sendable,
         _ observer: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
-        // Inlinable, and the value read by offset where the key path allows it: the observer runs after every
-        // action, and generic code with a key path projection cost about 600 instructions per subscriber whose
-        // value did not change (callgrind, Int value).
-        let read = KeyPathReader(keyPath)
-        let id = core.subscribe { state in
-            let changes = ValueChanges(read: read, initial: read(state), observer: observer)
-            return { state in changes.notify(state) }
-        }
-        return Subscription(core: core, id: id)
-    }
-}
-
-/// A `subscribe(to:)` observer and the value it saw last.
-///
-/// One object, so that the notification closure captures a single reference.
-///
-/// `@unchecked Sendable`: `last` is read and written only by notifications, which the store runs one at a time
-/// (each on the thread that owns the dispatch pipeline, which is handed over under the store's lock).
-@usableFromInline
-final class ValueChanges<State, Value: Equatable>: @unchecked Sendable {
-    @usableFromInline
-    let read: KeyPathReader<State, Value>
-    @usableFromInline
-    let observer: @Sendable (Value) -> Void
-    // `@exclusivity(unchecked)`: access is already serialized (see above); the dynamic check cost more than the
-    // comparison.
-    @usableFromInline @exclusivity(unchecked)
-    var last: Value
-
-    @usableFromInline
-    init(read: KeyPathReader<State, Value>, initial: Value, observer: @escaping @Sendable (Value) -> Void) {
-        self.read = read
-        self.last = initial
-        self.observer = observer
-    }
-
-    /// Calls the observer if the selected value differs from the last one it saw.
-    @inlinable
-    func notify(_ state: State) {
-        let value = read(state)
-        if value != last {
-            last = value
-            observer(value)
-        }
+        core.observe(keyPath, observer)
     }
 }

@@ -42,16 +42,6 @@ final class StoreObservation: Observable, Sendable {
     }
 }
 
-extension StoreCore {
-    /// The current state, for ``Store/state``: registers the read with Observation and marks the store as observed,
-    /// so that the next reduced action reports a change.
-    @inlinable
-    var observedState: State {
-        withStatePointer(tracked: true) { $0.pointee }
-    }
-
-}
-
 extension Store {
     /// Whether ``state`` was read since the last reduced action, so that the next one reports a change (for tests).
     package var isObservedSinceLastChange: Bool {

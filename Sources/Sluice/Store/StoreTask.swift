@@ -301,21 +301,6 @@ extension StoreCore {
     }
 }
 
-/// What sends actions into a store for a ``ScopedStore``, which knows the store's `Action` type but not its `State`.
-///
-/// A protocol rather than a stored closure: its requirement runs on the caller's executor (`nonisolated(nonsending)`),
-/// so that a send from an actor does not hop to the global executor and back.
-protocol ActionSending<Action>: Sendable {
-    associatedtype Action
-    nonisolated(nonsending) func sendThroughChain(_ action: Action) async -> StoreTask
-}
-
-extension StoreCore: ActionSending {
-    nonisolated(nonsending) func sendThroughChain(_ action: Action) async -> StoreTask {
-        await send(action, through: nil, fromAPI: true)
-    }
-}
-
 extension Store {
     /// Sends an action through the middleware to the reducer, like ``dispatch(_:)``, but suspends instead of
     /// blocking its thread while the store is busy; returns the work that the action started.
@@ -352,7 +337,7 @@ extension MiddlewareAPI {
     /// store is gone.
     @discardableResult
     public nonisolated(nonsending) func send(_ action: Action) async -> StoreTask {
-        if let cancellation, cancellation.isCancelled {
+        if runIsCancelled {
             return StoreTask(isAccepted: false)
         }
         return await core.send(action, through: nil, fromAPI: true)
