@@ -108,6 +108,37 @@ import Testing
         #expect(store.core.lock.withLock { store.core.waiters } == 0)
     }
 
+    @Test func middlewareStateWithoutALockIsOrderedByThePipelineAlone() {
+        // A counter that only the middleware touches, before `next` and with nothing else between two owners: the
+        // owner word's acquire and release order the accesses (the thread sanitizer reports a race otherwise).
+        final class Unguarded: @unchecked Sendable {
+            // @unchecked: written only by the pipeline's owner, which is what this test checks.
+            var count = 0
+        }
+        let unguarded = Unguarded()
+        let store = Store(
+            initialState: TestState(),
+            reducer: testReducer,
+            middleware: [
+                Middleware { _ in
+                    { next in
+                        { action in
+                            unguarded.count += 1
+                            next(action)
+                        }
+                    }
+                }
+            ]
+        )
+        runOnThreads(8) { _ in
+            for _ in 0..<2_000 {
+                store.dispatch(.increment)
+            }
+        }
+        #expect(unguarded.count == 16_000)
+        #expect(store.state.count == 16_000)
+    }
+
     @Test func subscribersRunOnOneThreadAtATimeUnderEightThreads() {
         let exclusion = Exclusion()
         let store = Store(initialState: TestState(), reducer: testReducer)
