@@ -193,7 +193,10 @@ if let plain, let one = time("DispatchPath:1-middleware") {
 
 if let four = time("Concurrency:4-threads"), let floor = time("Concurrency:4-threads-pthread_mutex_t") {
     let ratio = four / floor
-    let middleware = time("Concurrency:4-threads-1-middleware").map { "; through 1 middleware \(format($0 / floor, "x", digits: 2))" } ?? ""
+    let middleware =
+        time("Concurrency:4-threads-1-middleware").map {
+            "; through 1 middleware \(format($0 / floor, "x", digits: 2))"
+        } ?? ""
     row(
         "4 threads dispatching vs 4 threads on the contended `pthread_mutex_t` floor",
         "<= 1.3x",
