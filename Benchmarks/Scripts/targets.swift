@@ -10,6 +10,7 @@ import Foundation
 struct Result {
     var wallClockNanoseconds: Double?
     var mallocs: Double?
+    var blockedThreads: Double?
 }
 
 /// Nanoseconds per unit named in a row label such as `Time (wall clock) (ns) *`.
@@ -54,6 +55,8 @@ while let line = readLine() {
             results[key, default: Result()].wallClockNanoseconds = median * nanoseconds(unitIn: label)
         } else if label.hasPrefix("Malloc (total)") {
             results[key, default: Result()].mallocs = median * scale(in: label)
+        } else if label.hasPrefix("Blocked-threads") {
+            results[key, default: Result()].blockedThreads = median * scale(in: label)
         }
         continue
     }
@@ -174,5 +177,48 @@ if let plain {
                 + modifierOnly,
             skipped - plain <= 30
         )
+    }
+}
+
+// Issue 11: the pipeline's entry, contention and `send`.
+
+if let plain, let one = time("DispatchPath:1-middleware") {
+    row(
+        "the first pass-through middleware (pipeline entry), `1-middleware - 0-middleware`",
+        "<= +12 ns",
+        "\(format(one, " ns")) - \(format(plain, " ns")) = +\(format(one - plain, " ns"))",
+        one - plain <= 12
+    )
+}
+
+if let four = time("Concurrency:4-threads"), let floor = time("Concurrency:4-threads-pthread_mutex_t") {
+    let ratio = four / floor
+    let middleware =
+        time("Concurrency:4-threads-1-middleware").map {
+            "; through 1 middleware \(format($0 / floor, "x", digits: 2))"
+        } ?? ""
+    row(
+        "4 threads dispatching vs 4 threads on the contended `pthread_mutex_t` floor",
+        "<= 1.3x",
+        "\(format(four, " ns")) / \(format(floor, " ns")) = \(format(ratio, "x", digits: 2))\(middleware)",
+        ratio <= 1.3
+    )
+}
+
+if let send = time("Concurrency:64-tasks-send"), let mutex = time("Concurrency:64-tasks-Mutex.withLock") {
+    // Throughput is the inverse of the time per iteration.
+    let ratio = mutex / send
+    let blocked = results["Concurrency:64-tasks-send"]?.blockedThreads
+    row(
+        "64 tasks `await send` vs the same tasks with `Mutex.withLock`",
+        ">= 0.9x the throughput, 0 threads blocked",
+        "\(format(mutex, " ns")) / \(format(send, " ns")) = \(format(ratio, "x", digits: 2)); blocked: \(format(blocked, digits: 0))",
+        ratio >= 0.9 && blocked == 0
+    )
+}
+
+for key in ["DispatchPath:send-0-middleware", "DispatchPath:send-1-middleware"] {
+    if let mallocs = results[key]?.mallocs {
+        row("heap allocations per uncontended send, \(key)", "0", "\(format(mallocs / 1000, digits: 3))", mallocs == 0)
     }
 }

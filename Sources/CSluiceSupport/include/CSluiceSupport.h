@@ -2,6 +2,8 @@
 #define CSLUICE_SUPPORT_H
 
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 /// How many store pipelines the calling thread owns.
@@ -21,6 +23,43 @@ extern __thread pthread_cond_t csluice_thread_condition_storage;
 
 static inline pthread_cond_t *csluice_thread_condition(void) {
     return &csluice_thread_condition_storage;
+}
+
+// The owner word of a store's pipeline (`PipelineEntry` in Sluice): 0 when the pipeline is idle and nobody needs the
+// lock, else the owning thread's identity, with bit 0 set once the lock-guarded state machine has taken over (someone
+// waits or queued, or the store closed). Swift has no atomics before Synchronization (macOS 15), which the library's
+// platforms do not require, so the word is a C11 atomic. Swift allocates it as a `uintptr_t`; these functions view
+// it as `_Atomic(uintptr_t)`, which has the same size and alignment (checked below) on every platform Swift runs on.
+_Static_assert(sizeof(_Atomic(uintptr_t)) == sizeof(uintptr_t), "atomic word size");
+_Static_assert(_Alignof(_Atomic(uintptr_t)) == _Alignof(uintptr_t), "atomic word alignment");
+
+/// Idle to owned by `owner` (acquire: the work of the previous owner happened before), if the word is 0.
+static inline bool csluice_pipeline_try_take(uintptr_t *word, uintptr_t owner) {
+    uintptr_t expected = 0;
+    return atomic_compare_exchange_strong_explicit(
+        (_Atomic(uintptr_t) *)word, &expected, owner, memory_order_acquire, memory_order_relaxed);
+}
+
+/// Owned by `owner` to idle (release: this work happens before the next owner's), if nothing else changed the word.
+static inline bool csluice_pipeline_try_release(uintptr_t *word, uintptr_t owner) {
+    uintptr_t expected = owner;
+    return atomic_compare_exchange_strong_explicit(
+        (_Atomic(uintptr_t) *)word, &expected, 0, memory_order_release, memory_order_relaxed);
+}
+
+/// The word now. Relaxed: a caller that acts on it holds the store's lock, or retries with a compare-and-swap.
+static inline uintptr_t csluice_pipeline_load(uintptr_t *word) {
+    return atomic_load_explicit((_Atomic(uintptr_t) *)word, memory_order_relaxed);
+}
+
+/// Sets `bits` and returns the word before (acquire and release: the state machine takes over from a fast owner).
+static inline uintptr_t csluice_pipeline_fetch_or(uintptr_t *word, uintptr_t bits) {
+    return atomic_fetch_or_explicit((_Atomic(uintptr_t) *)word, bits, memory_order_acq_rel);
+}
+
+/// Writes the word (release: the owner's work happens before whoever takes the pipeline next).
+static inline void csluice_pipeline_store(uintptr_t *word, uintptr_t value) {
+    atomic_store_explicit((_Atomic(uintptr_t) *)word, value, memory_order_release);
 }
 
 #endif

@@ -19,6 +19,10 @@
 ///   (`StoreTask.swift`).
 /// - With no middleware and no subscribers, a dispatch is one lock, one reducer call and one unlock (plus, after
 ///   a read of ``Store/state``, one report to Observation: see `StoreObservation.swift`).
+/// - Uncontended, a dispatch takes and gives up the pipeline without the lock: one compare-and-swap on the owner
+///   word (`entryWord`, a ``PipelineEntry``) each way. The state machine takes over, under the lock, only when
+///   someone else needs the pipeline meanwhile (`PipelineEntry.swift`): so the fast path counts nothing, and
+///   every figure of ``Store/statistics`` is counted by the state machine.
 ///
 /// ## Lifetime
 ///
@@ -29,7 +33,7 @@
 ///
 /// `@unchecked Sendable`: every mutable property is read and written with `lock` held, except `statePointer`'s
 /// pointee, which is written only with `lock` held and read either with `lock` held or by the pipeline owner,
-/// the only thread that writes it.
+/// the only thread that writes it, and `entryWord`'s word, which is atomic (`PipelineEntry.swift`).
 @usableFromInline
 final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     @usableFromInline
@@ -45,9 +49,13 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     // (about 170 of 380 instructions without middleware, measured with callgrind).
     @usableFromInline @exclusivity(unchecked)
     var subscribers: ContiguousArray<Subscriber> = []
-    /// Who owns the pipeline, what is queued for it and who waits for it (`PipelineStateMachine.swift`).
+    /// Who owns the pipeline, what is queued for it and who waits for it (`PipelineStateMachine.swift`), once the
+    /// state machine is in charge; read it through ``pipeline``.
     @usableFromInline @exclusivity(unchecked)
-    var pipeline = Pipeline()
+    var pipelineStorage = Pipeline()
+    /// The owner word: takes and gives up an uncontended pipeline without the lock (`PipelineEntry.swift`).
+    @usableFromInline
+    let entryWord = PipelineEntry()
     @usableFromInline @exclusivity(unchecked)
     var isAlive = true
     /// The nanoseconds that the action whose work runs now waited for the pipeline; 0 unless it waited. Written and
@@ -92,7 +100,10 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// Set when ``Store/shutdown(timeout:)`` begins: dispatches are refused from then on, counted in
     /// `refusedCount`. Checked only where a dispatch is accepted (``processLocked(_:through:)``, ``enqueueLocked(_:)``).
     @usableFromInline @exclusivity(unchecked)
-    var isRefusing = false
+    var isRefusing = false {
+        // The fast path does not look at this flag: it cannot take the pipeline once the state machine is in charge.
+        didSet { inflateLocked() }
+    }
     @usableFromInline @exclusivity(unchecked)
     var refusedCount = 0
     /// Set when shutdown ended; ``alive`` is then `false`.
@@ -125,6 +136,47 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     deinit {
         statePointer.deinitialize(count: 1)
         statePointer.deallocate()
+        entryWord.deallocate()
+    }
+
+    // MARK: The owner word
+
+    /// The state machine of the pipeline, in charge from this access on: any code under the lock that reads or
+    /// changes it sees the thread that owns the pipeline on the fast path, and makes that thread release it
+    /// through the machine. Called with `lock` held.
+    @usableFromInline
+    var pipeline: Pipeline {
+        _read {
+            inflateLocked()
+            yield pipelineStorage
+        }
+        _modify {
+            inflateLocked()
+            yield &pipelineStorage
+        }
+    }
+
+    /// Puts the state machine in charge of the pipeline (``PipelineEntry/slow``), with the fast owner, if any, as
+    /// its owner; called with `lock` held. One relaxed load when it already is.
+    @inlinable
+    func inflateLocked() {
+        if _fastPath(entryWord.value & PipelineEntry.slow != 0) {
+            return
+        }
+        // Only a thread that holds the lock sets the bit: the word was 0 or a bare fast owner, whose release now
+        // fails and comes to the lock (which this thread holds until the machine knows the owner).
+        let word = entryWord.inflate()
+        if word != 0 {
+            pipelineStorage.take(by: ThreadID(raw: word))
+        }
+    }
+
+    /// Gives the pipeline back to the fast path, the state machine being idle (no owner, nothing queued, nobody in
+    /// line); called with `lock` held. While the store is gone or refuses dispatches, the machine stays in charge,
+    /// so that the fast path, which tests neither, never runs.
+    @inlinable
+    func deflateLocked() {
+        entryWord.store(_fastPath(isAlive && !isRefusing) ? 0 : PipelineEntry.slow)
     }
 
     // MARK: Dispatch
@@ -138,9 +190,82 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// `false` if the store is gone. ``Store/dispatch(_:)`` ignores the answer, which costs it nothing once inlined.
     @inlinable @discardableResult
     func dispatch(_ action: Action, through chain: DispatchFunction<Action>?) -> Bool {
+        if chain != nil {
+            let thread = ThreadID.current
+            if _fastPath(entryWord.tryTake(thread)) {
+                // The pipeline is ours, and the store alive and accepting (else the word would not have been 0).
+                runOnFastPipeline(action, through: chain, thread: thread)
+                return true
+            }
+            lock.lock()
+            return dispatchSlowLocked(action, through: chain)
+        }
         lock.lock()
-        if _slowPath(pipeline.isOwned) {
-            return dispatchToOwnedPipeline(action, through: chain, fromAPI: false)
+        if _fastPath(entryWord.value == 0) {
+            if _fastPath(nobodyToNotify) {
+                // Idle, alive and accepting. A fast owner may take the pipeline right after this load, but it reaches
+                // the reducer only through the lock, which this thread holds: this action comes first.
+                reduce(&statePointer.pointee, action)
+                lock.unlock()
+                return true
+            }
+            let thread = ThreadID.current
+            if _fastPath(entryWord.tryTake(thread)) {
+                reduceAndNotifyOnFastPipelineLocked(action, thread: thread)
+                return true
+            }
+        }
+        return dispatchSlowLocked(action, through: nil)
+    }
+
+    /// Runs `action` through `chain` on the pipeline that this thread took on the fast path, then gives it up:
+    /// without the lock if nobody needed it meanwhile.
+    @inlinable
+    func runOnFastPipeline(_ action: Action, through chain: DispatchFunction<Action>?, thread: ThreadID) {
+        OwnedPipelines.add(1)
+        // `chain` is not nil here, and the caller keeps it alive (see ``processLocked(_:through:)``).
+        chain.unsafelyUnwrapped(action)
+        if _fastPath(entryWord.tryRelease(thread)) {
+            OwnedPipelines.add(-1)
+            return
+        }
+        // The state machine took over meanwhile (something was queued, someone waits, the store closed). Through
+        // `entry`, the same chain while the store is alive (with it gone, the queue is dropped): `chain` is not used
+        // after the call above, which spares a retain and a release of its context per dispatch.
+        lock.lock()
+        drainLocked(through: entry)
+    }
+
+    /// Reduces `action` and notifies the subscribers (and Observation) on the pipeline that this thread took on the
+    /// fast path, with `lock` held, then gives it up; returns without `lock`.
+    @usableFromInline
+    func reduceAndNotifyOnFastPipelineLocked(_ action: Action, thread: ThreadID) {
+        OwnedPipelines.add(1)
+        reduceAndNotifyLocked(action)
+        if _fastPath(entryWord.tryRelease(thread)) {
+            OwnedPipelines.add(-1)
+            return
+        }
+        drainQueue(through: nil)
+    }
+
+    /// A dispatch that found the state machine in charge, or the pipeline owned; called with `lock` held, returns
+    /// without it.
+    /// `fromAPI`: go through the chain as it is once the pipeline is free (`entry`), not through `chain`.
+    @usableFromInline
+    func dispatchSlowLocked(_ action: Action, through chain: DispatchFunction<Action>?, fromAPI: Bool = false) -> Bool {
+        inflateLocked()
+        if pipelineStorage.isOwned {
+            return dispatchToOwnedPipeline(action, through: chain, fromAPI: fromAPI)
+        }
+        // A strong reference for the duration of the call: `storeDidGoAway()` may clear `entry` meanwhile.
+        let chain = fromAPI ? entry : chain
+        if chain == nil && nobodyToNotify && isAlive && !isRefusing {
+            // The pipeline is idle: the state machine was in charge only because code under the lock read it.
+            reduce(&statePointer.pointee, action)
+            deflateLocked()
+            lock.unlock()
+            return true
         }
         return processLocked(action, through: chain)
     }
@@ -234,10 +359,14 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         waitOfCurrentAction = 0
     }
 
-    /// Makes the calling thread the pipeline's owner; called with `lock` held.
+    /// Makes the calling thread the pipeline's owner, through the state machine; called with `lock` held, the
+    /// pipeline idle.
     @inlinable
     func takePipeline() {
-        pipeline.take(by: ThreadID.current)
+        inflateLocked()
+        let thread = ThreadID.current
+        pipelineStorage.take(by: thread)
+        entryWord.store(thread.raw | PipelineEntry.slow)
         OwnedPipelines.add(1)
     }
 
@@ -284,6 +413,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
                 continue
             }
             pipeline.releaseIdle()
+            deflateLocked()
             OwnedPipelines.add(-1)
             lock.unlock()
             return
@@ -317,10 +447,12 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     func releaseToWaiterLocked(through chain: DispatchFunction<Action>?) -> Bool {
         switch pipeline.release(now: monotonicNanoseconds()) {
         case .idle:
+            deflateLocked()
             OwnedPipelines.add(-1)
             lock.unlock()
             return true
         case .handOver(let wakeUp):
+            entryWord.store(pipelineStorage.owner.raw | PipelineEntry.slow)
             OwnedPipelines.add(-1)
             wakeUp.signal()
             lock.unlock()
@@ -412,11 +544,19 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     @inlinable
     func reduceFromChain(_ action: Action) {
         lock.lock()
-        guard _fastPath(isAlive) else {
+        let word = entryWord.value
+        let thread = ThreadID.current
+        if _fastPath(word == thread.raw) {
+            // Owned by this thread on the fast path, so the store is alive (else the word would have `slow` set).
+            reduceAndNotifyLocked(action)
+            return
+        }
+        guard isAlive else {
             lock.unlock()
             return
         }
-        if _fastPath(pipeline.owner == ThreadID.current) {
+        if word == thread.raw | PipelineEntry.slow {
+            // Owned by this thread through the state machine, which writes the owner into the word.
             reduceAndNotifyLocked(action)
             return
         }
@@ -450,12 +590,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     @usableFromInline @discardableResult
     func dispatchFromAPI(_ action: Action) -> Bool {
         lock.lock()
-        if pipeline.isOwned {
-            return dispatchToOwnedPipeline(action, through: nil, fromAPI: true)
-        }
-        // A strong reference for the duration of the call: `storeDidGoAway()` may clear `entry` meanwhile.
-        let chain = entry
-        return processLocked(action, through: chain)
+        return dispatchSlowLocked(action, through: nil, fromAPI: true)
     }
 
     // MARK: State and subscribers
@@ -514,6 +649,8 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     func storeDidGoAway() {
         let (chain, subscribers) = lock.withLock {
             isAlive = false
+            // The fast path does not test `isAlive`: from now on, every dispatch goes through the state machine.
+            inflateLocked()
             defer {
                 entry = nil
                 self.subscribers = []
