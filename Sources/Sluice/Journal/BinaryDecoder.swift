@@ -33,131 +33,145 @@ private final class BinaryReader {
         self.bytes = bytes
     }
 
-    func corrupt(at offset: Int, _ codingPath: [any CodingKey], _ message: String) -> DecodingError {
-        .dataCorrupted(.init(codingPath: codingPath, debugDescription: "\(message) (payload byte \(offset))"))
+    func corrupt(at offset: Int, _ codingPath: @autoclosure () -> [any CodingKey], _ message: String) -> DecodingError {
+        .dataCorrupted(.init(codingPath: codingPath(), debugDescription: "\(message) (payload byte \(offset))"))
     }
 
     @inline(__always)
-    func byte(at offset: Int, _ codingPath: [any CodingKey]) throws -> UInt8 {
+    func byte(at offset: Int, _ codingPath: @autoclosure () -> [any CodingKey]) throws -> UInt8 {
         guard offset >= 0 && offset < bytes.count else {
-            throw corrupt(at: offset, codingPath, "the payload ends early")
+            throw corrupt(at: offset, codingPath(), "the payload ends early")
         }
         return bytes[offset]
     }
 
     /// Reads a varint at `offset`; returns it and the offset after it.
     @inline(__always)
-    func varint(at offset: Int, _ codingPath: [any CodingKey]) throws -> (UInt64, Int) {
+    func varint(at offset: Int, _ codingPath: @autoclosure () -> [any CodingKey]) throws -> (UInt64, Int) {
         var value: UInt64 = 0
         var shift: UInt64 = 0
         var offset = offset
         while true {
-            let byte = try self.byte(at: offset, codingPath)
+            let byte = try self.byte(at: offset, codingPath())
             offset += 1
-            if shift == 63 && byte > 1 { throw corrupt(at: offset - 1, codingPath, "a varint overflows") }
+            if shift == 63 && byte > 1 { throw corrupt(at: offset - 1, codingPath(), "a varint overflows") }
             value |= UInt64(byte & 0x7F) << shift
             if byte < 0x80 { return (value, offset) }
             shift += 7
-            if shift > 63 { throw corrupt(at: offset, codingPath, "a varint is too long") }
+            if shift > 63 { throw corrupt(at: offset, codingPath(), "a varint is too long") }
         }
     }
 
     /// The offset after the value at `offset`.
-    func skip(at offset: Int, _ codingPath: [any CodingKey]) throws -> Int {
-        let tag = try byte(at: offset, codingPath)
+    func skip(at offset: Int, _ codingPath: @autoclosure () -> [any CodingKey]) throws -> Int {
+        let tag = try byte(at: offset, codingPath())
         switch tag {
         case 0x00, 0x01, 0x02: return offset + 1
-        case 0x03, 0x04: return try varint(at: offset + 1, codingPath).1
-        case 0x05: return try end(offset + 1, plus: 4, codingPath)
-        case 0x06: return try end(offset + 1, plus: 8, codingPath)
+        case 0x03, 0x04: return try varint(at: offset + 1, codingPath()).1
+        case 0x05: return try end(offset + 1, plus: 4, codingPath())
+        case 0x06: return try end(offset + 1, plus: 8, codingPath())
         case 0x07:
-            let (count, start) = try varint(at: offset + 1, codingPath)
-            return try end(start, plus: count, codingPath)
+            let (count, start) = try varint(at: offset + 1, codingPath())
+            return try end(start, plus: count, codingPath())
         case 0x08:
             var cursor = offset + 1
             while true {
-                let (keyCount, keyStart) = try varint(at: cursor, codingPath)
+                let (keyCount, keyStart) = try varint(at: cursor, codingPath())
                 if keyCount == 0 { return keyStart }
-                cursor = try skip(at: end(keyStart, plus: keyCount - 1, codingPath), codingPath)
+                cursor = try skip(at: end(keyStart, plus: keyCount - 1, codingPath()), codingPath())
             }
         case 0x09:
             var cursor = offset + 1
-            while try byte(at: cursor, codingPath) != 0xFF {
-                cursor = try skip(at: cursor, codingPath)
+            while try byte(at: cursor, codingPath()) != 0xFF {
+                cursor = try skip(at: cursor, codingPath())
             }
             return cursor + 1
         default:
-            throw corrupt(at: offset, codingPath, "unknown tag \(tag)")
+            throw corrupt(at: offset, codingPath(), "unknown tag \(tag)")
         }
     }
 
     /// `start + count`, if the payload holds that many bytes from `start`.
     @inline(__always)
-    func end(_ start: Int, plus count: UInt64, _ codingPath: [any CodingKey]) throws -> Int {
+    func end(_ start: Int, plus count: UInt64, _ codingPath: @autoclosure () -> [any CodingKey]) throws -> Int {
         guard count <= UInt64(bytes.count), start + Int(count) <= bytes.count else {
-            throw corrupt(at: start, codingPath, "the payload ends early")
+            throw corrupt(at: start, codingPath(), "the payload ends early")
         }
         return start + Int(count)
     }
 
-    func integer<T: FixedWidthInteger>(_ type: T.Type, at offset: Int, _ codingPath: [any CodingKey]) throws -> T {
-        let tag = try byte(at: offset, codingPath)
+    func integer<T: FixedWidthInteger>(
+        _ type: T.Type,
+        at offset: Int,
+        _ codingPath: @autoclosure () -> [any CodingKey]
+    ) throws -> T {
+        let tag = try byte(at: offset, codingPath())
         let result: T?
         switch tag {
         case 0x03:
-            let raw = try varint(at: offset + 1, codingPath).0
+            let raw = try varint(at: offset + 1, codingPath()).0
             result = T(exactly: Int64(bitPattern: (raw >> 1) ^ (0 &- (raw & 1))))
         case 0x04:
-            result = T(exactly: try varint(at: offset + 1, codingPath).0)
+            result = T(exactly: try varint(at: offset + 1, codingPath()).0)
         default:
-            throw mismatch(type, tag: tag, at: offset, codingPath)
+            throw mismatch(type, tag: tag, at: offset, codingPath())
         }
         guard let result else {
             throw DecodingError.dataCorrupted(
-                .init(codingPath: codingPath, debugDescription: "the number does not fit in \(T.self)")
+                .init(codingPath: codingPath(), debugDescription: "the number does not fit in \(T.self)")
             )
         }
         return result
     }
 
-    func mismatch(_ type: Any.Type, tag: UInt8, at offset: Int, _ codingPath: [any CodingKey]) -> DecodingError {
-        .typeMismatch(type, .init(codingPath: codingPath, debugDescription: "found tag \(tag) at payload byte \(offset)"))
+    func mismatch(
+        _ type: Any.Type,
+        tag: UInt8,
+        at offset: Int,
+        _ codingPath: @autoclosure () -> [any CodingKey]
+    ) -> DecodingError {
+        .typeMismatch(
+            type,
+            .init(codingPath: codingPath(), debugDescription: "found tag \(tag) at payload byte \(offset)")
+        )
     }
 
-    func bool(at offset: Int, _ codingPath: [any CodingKey]) throws -> Bool {
-        let tag = try byte(at: offset, codingPath)
-        guard tag == 0x01 || tag == 0x02 else { throw mismatch(Bool.self, tag: tag, at: offset, codingPath) }
+    func bool(at offset: Int, _ codingPath: @autoclosure () -> [any CodingKey]) throws -> Bool {
+        let tag = try byte(at: offset, codingPath())
+        guard tag == 0x01 || tag == 0x02 else { throw mismatch(Bool.self, tag: tag, at: offset, codingPath()) }
         return tag == 0x02
     }
 
-    func double(at offset: Int, _ codingPath: [any CodingKey]) throws -> Double {
-        let tag = try byte(at: offset, codingPath)
+    func double(at offset: Int, _ codingPath: @autoclosure () -> [any CodingKey]) throws -> Double {
+        let tag = try byte(at: offset, codingPath())
         switch tag {
         case 0x06:
-            _ = try end(offset + 1, plus: 8, codingPath)
-            return Double(bitPattern: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 1, as: UInt64.self)))
+            _ = try end(offset + 1, plus: 8, codingPath())
+            return Double(
+                bitPattern: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 1, as: UInt64.self))
+            )
         case 0x05:
-            return Double(try float(at: offset, codingPath))
+            return Double(try float(at: offset, codingPath()))
         default:
-            throw mismatch(Double.self, tag: tag, at: offset, codingPath)
+            throw mismatch(Double.self, tag: tag, at: offset, codingPath())
         }
     }
 
-    func float(at offset: Int, _ codingPath: [any CodingKey]) throws -> Float {
-        let tag = try byte(at: offset, codingPath)
-        guard tag == 0x05 else { throw mismatch(Float.self, tag: tag, at: offset, codingPath) }
-        _ = try end(offset + 1, plus: 4, codingPath)
+    func float(at offset: Int, _ codingPath: @autoclosure () -> [any CodingKey]) throws -> Float {
+        let tag = try byte(at: offset, codingPath())
+        guard tag == 0x05 else { throw mismatch(Float.self, tag: tag, at: offset, codingPath()) }
+        _ = try end(offset + 1, plus: 4, codingPath())
         return Float(bitPattern: UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 1, as: UInt32.self)))
     }
 
-    func string(at offset: Int, _ codingPath: [any CodingKey]) throws -> String {
-        let tag = try byte(at: offset, codingPath)
-        guard tag == 0x07 else { throw mismatch(String.self, tag: tag, at: offset, codingPath) }
-        let (count, start) = try varint(at: offset + 1, codingPath)
-        let end = try end(start, plus: count, codingPath)
+    func string(at offset: Int, _ codingPath: @autoclosure () -> [any CodingKey]) throws -> String {
+        let tag = try byte(at: offset, codingPath())
+        guard tag == 0x07 else { throw mismatch(String.self, tag: tag, at: offset, codingPath()) }
+        let (count, start) = try varint(at: offset + 1, codingPath())
+        let end = try end(start, plus: count, codingPath())
         guard let string = String(validating: UnsafeRawBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
         else {
-            throw corrupt(at: start, codingPath, "a string is not valid UTF-8")
+            throw corrupt(at: start, codingPath(), "a string is not valid UTF-8")
         }
         return string
     }
@@ -174,7 +188,9 @@ private struct BinaryValueDecoder: Decoder {
         guard tag == 0x08 else {
             throw reader.mismatch([String: Any].self, tag: tag, at: offset, codingPath)
         }
-        return KeyedDecodingContainer(BinaryKeyedDecoder<Key>(reader: reader, start: offset + 1, codingPath: codingPath))
+        return KeyedDecodingContainer(
+            BinaryKeyedDecoder<Key>(reader: reader, start: offset + 1, codingPath: codingPath)
+        )
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -202,7 +218,10 @@ private struct BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtoco
         while let (keyCount, keyStart) = try? reader.varint(at: cursor, codingPath), keyCount != 0,
             let keyEnd = try? reader.end(keyStart, plus: keyCount - 1, codingPath)
         {
-            let name = String(decoding: UnsafeRawBufferPointer(rebasing: reader.bytes[keyStart..<keyEnd]), as: UTF8.self)
+            let name = String(
+                decoding: UnsafeRawBufferPointer(rebasing: reader.bytes[keyStart..<keyEnd]),
+                as: UTF8.self
+            )
             if let key = Key(stringValue: name) { keys.append(key) }
             guard let next = try? reader.skip(at: keyEnd, codingPath) else { break }
             cursor = next
@@ -232,7 +251,10 @@ private struct BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtoco
 
     func value(_ key: Key) throws -> Int {
         guard let offset = try find(key) else {
-            throw DecodingError.keyNotFound(key, .init(codingPath: codingPath, debugDescription: "no value for the key"))
+            throw DecodingError.keyNotFound(
+                key,
+                .init(codingPath: codingPath, debugDescription: "no value for the key")
+            )
         }
         return offset
     }
