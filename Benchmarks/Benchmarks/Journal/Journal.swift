@@ -1,6 +1,7 @@
-// The journal: a dispatch that `Middlewares.journal` records with `.groupCommit`, against the same store without a
-// journal; and recovery (replaying the journal through the reducer) against a loop that decodes the same actions
-// and calls the reducer.
+// The journal: a dispatch that a `.groupCommit` journal records (in the reducer, as `Store(recoveringFrom:)` makes
+// it; and in a middleware, `Middlewares.journal`), against the same store without a journal; and recovery
+// (replaying the journal through the reducer) against a loop that decodes the same actions from memory, with the
+// journal's decoder, and calls the reducer.
 
 import Benchmark
 import BenchmarkSupport
@@ -24,14 +25,26 @@ func journalDirectory(_ name: String) -> String {
 /// The number of actions in the journal that the recovery benchmarks replay.
 let recordedActions = 100_000
 
-/// A store whose only middleware records each action with `.groupCommit`; its writer runs for the rest of the
-/// process, as it would in a service.
-func makeGroupCommitStore() throws -> Store<Counter, Int> {
+/// A store made by `Store(recoveringFrom:)` that journals with `.groupCommit` (recording in the reducer); its
+/// writer runs for the rest of the process, as it would in a service.
+func makeGroupCommitStore() throws -> Store<Tally, Int> {
     let journal = try Journal(directory: journalDirectory("group-commit"))
     Task.detached { try await journal.run() }
+    return try Store(
+        recoveringFrom: journal,
+        durability: .groupCommit(interval: .milliseconds(1)),
+        initialState: Tally(),
+        reducer: tallyReducer
+    )
+}
+
+/// The same journal as the only middleware of a store, `Middlewares.journal(_:durability:)`.
+func makeGroupCommitMiddlewareStore() throws -> Store<Tally, Int> {
+    let journal = try Journal(directory: journalDirectory("group-commit-middleware"))
+    Task.detached { try await journal.run() }
     return Store(
-        initialState: Counter(),
-        reducer: counterReducer,
+        initialState: Tally(),
+        reducer: tallyReducer,
         middleware: [Middlewares.journal(journal, durability: .groupCommit(interval: .milliseconds(1)))]
     )
 }
@@ -53,10 +66,10 @@ func writeReplayJournal() throws -> String {
     return directory
 }
 
-/// The same actions as the journal holds, JSON-encoded, in memory.
-func encodedActions() throws -> [Data] {
-    let encoder = JSONEncoder()
-    return try (0..<recordedActions).map { _ in try encoder.encode(1) }
+/// The same actions as the journal holds, encoded as the journal encodes them, in memory.
+func encodedActions() throws -> [[UInt8]] {
+    let coder = JournalPayloadCoder()
+    return try (0..<recordedActions).map { _ in try coder.encode(1) }
 }
 
 let benchmarks: @Sendable () -> Void = {
@@ -65,7 +78,7 @@ let benchmarks: @Sendable () -> Void = {
             store.dispatch(1)
         }
     } setup: {
-        makeCounterStore()
+        Store(initialState: Tally(), reducer: tallyReducer)
     }
 
     Benchmark("Dispatch-1-middleware", configuration: .perDispatch) { benchmark, store in
@@ -73,7 +86,15 @@ let benchmarks: @Sendable () -> Void = {
             store.dispatch(1)
         }
     } setup: {
-        makeCounterStore(middlewareCount: 1)
+        Store(initialState: Tally(), reducer: tallyReducer, middleware: [Middleware { _ in { next in { action in next(action) } } }])
+    }
+
+    Benchmark("Dispatch-groupCommit-middleware", configuration: .perDispatch) { benchmark, store in
+        for _ in benchmark.scaledIterations {
+            store.dispatch(1)
+        }
+    } setup: {
+        try makeGroupCommitMiddlewareStore()
     }
 
     Benchmark("Dispatch-groupCommit", configuration: .perDispatch) { benchmark, store in
@@ -104,11 +125,12 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     Benchmark("Decode-and-reduce-100K", configuration: replay) { benchmark, payloads in
-        let decoder = JSONDecoder()
+        var coder = JournalPayloadCoder()
         for _ in benchmark.scaledIterations {
             var state = Tally()
             for payload in payloads {
-                tallyReducer.reduce(into: &state, try decoder.decode(Int.self, from: payload))
+                let action = try payload.withUnsafeBytes { bytes in try coder.decode(Int.self, from: bytes) }
+                tallyReducer.reduce(into: &state, action)
             }
             blackHole(state)
         }

@@ -8,8 +8,10 @@
 // `filter`, `throttle` (every action dropped), `throttle-runs` (every action runs the effect), `debounce`,
 // `effect`, `reading` (`dispatch(_:reading:)` through N middleware), `read` and `api-read` (borrowed reads, no
 // dispatch), `dependencies` / `dependency-read`: a store with four dependencies set, of which none / one is read
-// per action, and `foreach` / `foreach-hand`: one entry of a dictionary of `size` entries updated through
-// `Reducer.forEach` / a hand-written in-place reducer), its size (middleware, subscriber or module count; ignored by the modifiers and the reads), and the
+// per action, `foreach` / `foreach-hand`: one entry of a dictionary of `size` entries updated through
+// `Reducer.forEach` / a hand-written in-place reducer, and `journal` / `journal-no-writer`: a `.groupCommit` journal
+// with and without its writer), its size (middleware, subscriber or module count; ignored by the modifiers and the
+// reads), and the
 // number of dispatches (or reads). Compare two instruction totals (say, 100,000 and 200,000
 // dispatches) to get the instructions of one dispatch; `callgrind_annotate` shows where they go.
 
@@ -72,6 +74,25 @@ struct Modules: Sendable {
     var third = Counter()
 }
 
+/// A Codable counter for the journal scenarios.
+struct Tally: Codable, Sendable {
+    var count = 0
+}
+
+/// The names in a directory (without `.` and `..`).
+func listDirectory(_ path: String) throws -> [String] {
+    guard let stream = opendir(path) else { return [] }
+    defer { closedir(stream) }
+    var names: [String] = []
+    while let entry = readdir(stream) {
+        let name = withUnsafePointer(to: &entry.pointee.d_name) { pointer in
+            String(cString: UnsafeRawPointer(pointer).assumingMemoryBound(to: CChar.self))
+        }
+        if name != "." && name != ".." { names.append(name) }
+    }
+    return names
+}
+
 @inline(never)
 func consume<T>(_ value: T) {
     withExtendedLifetime(value) {}
@@ -114,6 +135,30 @@ case "instrumented":
         store.dispatch(1)
     }
     consume(store.state)
+case "journal", "journal-no-writer":
+    // A `.groupCommit` store made by `Store(recoveringFrom:)` (the journal records in the reducer). `journal`: with
+    // its writer running, and closed at the end, so the total holds the writer's work for every action (encoding,
+    // checksums, one write and one fdatasync per batch). `journal-no-writer`: the dispatch side alone; at most
+    // 65,536 dispatches (then a dispatch waits for the writer).
+    let directory = "/tmp/sluice-dispatch-profile-\(getpid())"
+    let journal = try Journal(directory: directory)
+    let store = try Store<Tally, Int>(
+        recoveringFrom: journal,
+        durability: .groupCommit(interval: .milliseconds(1)),
+        initialState: Tally(),
+        reducer: Reducer(mutating: { state, action in state.count &+= action })
+    )
+    let writer = scenario == "journal" ? Task.detached { try await journal.run() } : nil
+    for _ in 0..<count {
+        store.dispatch(1)
+    }
+    writer?.cancel()
+    journal.close()
+    consume(store.state)
+    for name in (try? listDirectory(directory)) ?? [] {
+        unlink(directory + "/" + name)
+    }
+    rmdir(directory)
 case "reading":
     // `dispatch(_:reading:)` through `size` pass-through middleware.
     let store = Store(initialState: Counter(), reducer: reducer, middleware: Array(repeating: passThrough, count: size))

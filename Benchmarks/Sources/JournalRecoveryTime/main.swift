@@ -2,9 +2,10 @@
 //
 //     swift run -c release --package-path Benchmarks JournalRecoveryTime 1000000
 //
-// Writes N actions to a new journal (durability `.none`, then one sync), then times `Store.recover(from:...)`
-// (open, checksums, decoding, the reducer) and, for comparison, a loop that decodes the same JSON payloads from
-// memory and calls the reducer.
+// Times the journal's payload encoding against JSONEncoder / JSONDecoder (N actions each way, in memory), writes N
+// actions to a new journal (durability `.none`, then one sync), then times `Store.recover(from:...)` (open,
+// checksums, decoding, the reducer) and, for comparison, a loop that decodes the same payloads from memory with the
+// journal's decoder and calls the reducer.
 
 import Dispatch
 import Foundation
@@ -36,7 +37,43 @@ let directory = NSTemporaryDirectory() + "sluice-recovery-time-\(getpid())"
 try? FileManager.default.removeItem(atPath: directory)
 defer { try? FileManager.default.removeItem(atPath: directory) }
 
+let actions = (0..<count).map { TallyAction.add($0 % 1000) }
 var start = DispatchTime.now().uptimeNanoseconds
+let jsonEncoder = JSONEncoder()
+let json = try actions.map { try jsonEncoder.encode($0) }
+let jsonEncode = seconds(since: start)
+start = DispatchTime.now().uptimeNanoseconds
+let payloadCoder = JournalPayloadCoder()
+let payloads = try actions.map { try payloadCoder.encode($0) }
+let binaryEncode = seconds(since: start)
+start = DispatchTime.now().uptimeNanoseconds
+let jsonDecoder = JSONDecoder()
+var checksum = 0
+for payload in json {
+    if case .add(let value) = try jsonDecoder.decode(TallyAction.self, from: payload) { checksum &+= value }
+}
+let jsonDecode = seconds(since: start)
+start = DispatchTime.now().uptimeNanoseconds
+var payloadDecoder = JournalPayloadCoder()
+for payload in payloads {
+    let action = try payload.withUnsafeBytes { try payloadDecoder.decode(TallyAction.self, from: $0) }
+    if case .add(let value) = action { checksum &-= value }
+}
+let binaryDecode = seconds(since: start)
+precondition(checksum == 0)
+func perAction(_ seconds: Double) -> String {
+    String(Int((seconds * 1e9 / Double(count)).rounded())) + " ns"
+}
+print(
+    """
+    encoding \(count) actions: JSONEncoder \(perAction(jsonEncode)) per action, \
+    \(json.reduce(0) { $0 + $1.count } / count) bytes; journal binary \(perAction(binaryEncode)), \
+    \(payloads.reduce(0) { $0 + $1.count } / count) bytes
+    decoding: JSONDecoder \(perAction(jsonDecode)) per action; journal binary \(perAction(binaryDecode))
+    """
+)
+
+start = DispatchTime.now().uptimeNanoseconds
 do {
     let journal = try Journal(directory: directory)
     let store = try Store<Tally, TallyAction>(
@@ -45,8 +82,8 @@ do {
         initialState: Tally(),
         reducer: reducer
     )
-    for value in 0..<count {
-        store.dispatch(.add(value % 1000))
+    for action in actions {
+        store.dispatch(action)
     }
     journal.close()
 }
@@ -61,13 +98,12 @@ journal.close()
 precondition(state.count == count && recovery.replayedActions == count)
 print("recovered \(recovery.replayedActions) actions in \(recoverySeconds) s")
 
-let encoder = JSONEncoder()
-let payloads = try (0..<count).map { try encoder.encode(TallyAction.add($0 % 1000)) }
-let decoder = JSONDecoder()
+var loopDecoder = JournalPayloadCoder()
 var loopState = Tally()
 start = DispatchTime.now().uptimeNanoseconds
 for payload in payloads {
-    reducer.reduce(into: &loopState, try decoder.decode(TallyAction.self, from: payload))
+    let action = try payload.withUnsafeBytes { try loopDecoder.decode(TallyAction.self, from: $0) }
+    reducer.reduce(into: &loopState, action)
 }
 let loopSeconds = seconds(since: start)
 precondition(loopState.count == count)

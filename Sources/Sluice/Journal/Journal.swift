@@ -34,25 +34,41 @@ public final class Journal: @unchecked Sendable {
     public let storage: any JournalStorage
 
     /// With `.groupCommit`, a dispatch waits for the writer while this many actions are pending.
+    @usableFromInline
     static let pendingLimit = 65_536
 
     private let onError: @Sendable (JournalError) -> Void
-    private let stateLock = Lock()
+    @usableFromInline
+    let stateLock = Lock()
     private let ioLock = Lock()
     private let gate = Lock()
     private let wakeStream: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
 
-    // Guarded by `stateLock`.
-    private var nextSequence: UInt64
+    // Guarded by `stateLock`. `@exclusivity(unchecked)` on what a `.groupCommit` dispatch touches: the lock already
+    // makes every access exclusive.
+    @usableFromInline @exclusivity(unchecked)
+    var nextSequence: UInt64
     private var durableSequence: UInt64
-    private var failure: JournalError?
+    private var failure: JournalError? {
+        didSet { hasStopped = failure != nil || isClosed }
+    }
+    /// `failure != nil || isClosed`, in one flag for the dispatch path.
+    @usableFromInline @exclusivity(unchecked)
+    var hasStopped = false
     private var waiters: [(sequence: UInt64, continuation: CheckedContinuation<JournalError?, Never>)] = []
     private var attachedDurability: JournalDurability?
     private var pending: (any PendingActions)?
     private var needsRecovery: Bool
     private var isRunning = false
-    private var isClosed = false
+    private var isClosed = false {
+        didSet { hasStopped = failure != nil || isClosed }
+    }
+    /// Whether the journal records in the store's reducer (a `.groupCommit` store made by
+    /// `Store(recoveringFrom:...)`) rather than in a middleware.
+    private var recordsInReducer = false
+    /// Reports an error that stops the journal to the store's error channel, once attached.
+    private var storeReporter: (@Sendable (JournalError) -> Void)?
     private var recoveryReport: JournalRecovery?
     /// The thread that holds `gate`, if any.
     private var gateOwner = ThreadID.none
@@ -177,11 +193,7 @@ public final class Journal: @unchecked Sendable {
         _ store: Store<State, Action>,
         reducerVersion: Int = 0
     ) throws(JournalError) -> UInt64 {
-        // From a subscriber (or a middleware before the journal's) of this store, this thread holds the gate:
-        // the state then is the one after the action with the last sequence number.
-        let insideDispatch = stateLock.withLock { gateOwner == .current }
-        let (state, sequence) =
-            insideDispatch ? (store.state, lastSequence) : gate.withLock { (store.state, lastSequence) }
+        let (state, sequence) = stateAndSequence(of: store)
         let payload = try JournalCoder().encode(state)
         try flush(sync: true)
         try ioLock.withLock { () throws(JournalError) in
@@ -219,16 +231,19 @@ public final class Journal: @unchecked Sendable {
 
     // MARK: - For the middleware and recovery
 
-    /// Attaches the journal middleware: called once, when a store installs it.
+    /// Attaches the journal to a store: called once, when a store installs the journal middleware
+    /// (`inReducer: false`) or when `Store(recoveringFrom:...)` wraps its reducer (`inReducer: true`).
+    @usableFromInline
     func attach<Action: Encodable & Sendable>(
         _ durability: JournalDurability,
-        actionType: Action.Type
+        actionType: Action.Type,
+        inReducer: Bool
     ) -> ActionBuffer<Action> {
         stateLock.withLock {
             if attachedDurability != nil {
                 usageError("Middlewares.journal: this journal is already attached to a store.")
             }
-            if needsRecovery {
+            if needsRecovery && !inReducer {
                 usageError(
                     """
                     Middlewares.journal: the journal holds \(nextSequence - 1) recorded actions; create the store \
@@ -237,10 +252,25 @@ public final class Journal: @unchecked Sendable {
                 )
             }
             attachedDurability = durability
-            let buffer = ActionBuffer<Action>()
+            recordsInReducer = inReducer
+            let buffer = ActionBuffer<Action>(journal: self)
             pending = buffer
             return buffer
         }
+    }
+
+    /// Sends the errors that stop the journal to `store`'s error channel (its `onEffectError`) as well.
+    @usableFromInline
+    func report<State, Action>(to store: Store<State, Action>) {
+        report(to: store.core.work)
+    }
+
+    /// Sends the errors that stop the journal to `work`'s failure handler as well.
+    func report(to work: StoreWork) {
+        let reporter: @Sendable (JournalError) -> Void = { [weak work] error in
+            work?.report(error, wasCancelled: false) { EffectFailure(error: error, source: .journal) }
+        }
+        stateLock.withLock { storeReporter = reporter }
     }
 
     /// Records one action, as the journal middleware's durability says; `false` when the journal has stopped
@@ -251,22 +281,7 @@ public final class Journal: @unchecked Sendable {
         buffer: ActionBuffer<Action>
     ) -> Bool {
         if case .groupCommit = durability {
-            let wasEmpty: Bool? = stateLock.withLock {
-                // Backpressure: a writer that falls behind slows the dispatches down instead of letting the
-                // pending actions grow without bound.
-                while buffer.actions.count >= Self.pendingLimit && failure == nil && !isClosed {
-                    stateLock.wait()
-                }
-                if failure != nil { return nil }
-                let wasEmpty = buffer.actions.isEmpty
-                if wasEmpty { buffer.first = nextSequence }
-                buffer.actions.append(action)
-                nextSequence += 1
-                return wasEmpty
-            }
-            guard let wasEmpty else { return false }
-            if wasEmpty { wake.yield() }
-            return true
+            return buffer.append(action)
         }
         return ioLock.withLock {
             let sequence: UInt64? = stateLock.withLock {
@@ -289,6 +304,53 @@ public final class Journal: @unchecked Sendable {
                 return false
             }
         }
+    }
+
+    /// The slow path of ``ActionBuffer/append(_:)``, entered with `stateLock` held when the journal has stopped or
+    /// too many actions are pending; returns without it.
+    @usableFromInline
+    func appendSlowly<Action>(_ action: Action, to buffer: ActionBuffer<Action>) -> Bool {
+        // Backpressure: a writer that falls behind slows the dispatches down instead of letting the pending
+        // actions grow without bound.
+        while buffer.actions.count >= Self.pendingLimit && failure == nil && !isClosed {
+            stateLock.wait()
+        }
+        if failure != nil {
+            stateLock.unlock()
+            return false
+        }
+        if isClosed {
+            // Reduced, not written: nobody writes a closed journal.
+            nextSequence += 1
+            stateLock.unlock()
+            return true
+        }
+        let wasEmpty = buffer.actions.isEmpty
+        if wasEmpty { buffer.first = nextSequence }
+        buffer.actions.append(action)
+        nextSequence += 1
+        stateLock.unlock()
+        if wasEmpty { wakeWriter() }
+        return true
+    }
+
+    /// Tells ``run()`` that actions are pending.
+    @usableFromInline
+    func wakeWriter() {
+        wake.yield()
+    }
+
+    /// Reads the store's state and the sequence number of the last action in it, together.
+    private func stateAndSequence<State, Action>(of store: Store<State, Action>) -> (State, UInt64) {
+        if stateLock.withLock({ recordsInReducer }) {
+            // The journal records in the reducer, under the store's lock: with that lock held, no action is
+            // between recorded and reduced.
+            return store.core.withStatePointer(tracked: false) { state in (state.pointee, lastSequence) }
+        }
+        // From a subscriber (or a middleware before the journal's) of this store, this thread holds the gate:
+        // the state then is the one after the action with the last sequence number.
+        let insideDispatch = stateLock.withLock { gateOwner == .current }
+        return insideDispatch ? (store.state, lastSequence) : gate.withLock { (store.state, lastSequence) }
     }
 
     /// Holds the gate while the middleware records and reduces one action.
@@ -349,20 +411,24 @@ public final class Journal: @unchecked Sendable {
 
     /// Stops the journal: remembers the first error, wakes every waiter with it, calls `onError` once.
     private func fail(_ error: JournalError) {
-        let (isFirst, stranded) = stateLock.withLock {
+        let (isFirst, stranded, reporter) = stateLock.withLock {
             if failure != nil {
-                return (false, [(sequence: UInt64, continuation: CheckedContinuation<JournalError?, Never>)]())
+                return (
+                    false, [(sequence: UInt64, continuation: CheckedContinuation<JournalError?, Never>)](),
+                    storeReporter
+                )
             }
             failure = error
             stateLock.broadcast()
             defer { waiters = [] }
-            return (true, waiters)
+            return (true, waiters, storeReporter)
         }
         for waiter in stranded {
             waiter.continuation.resume(returning: error)
         }
         if isFirst {
             onError(error)
+            reporter?(error)
         }
     }
 }
@@ -400,13 +466,45 @@ protocol EncodableBatch {
     func encode() throws(JournalError) -> [JournalRecord]
 }
 
+/// The `.groupCommit` actions waiting for the writer, and the dispatch side of recording one.
+///
 /// `@unchecked Sendable`: `actions` and `first` are read and written only with the journal's state lock held;
 /// `coder` is used only by the thread that records (serialized by the store) or by the writer (serialized by the
 /// journal's I/O lock), never by both in one mode.
+@usableFromInline
 final class ActionBuffer<Action: Encodable & Sendable>: PendingActions, @unchecked Sendable {
+    @usableFromInline
+    let journal: Journal
+    @usableFromInline @exclusivity(unchecked)
     var actions: [Action] = []
+    @usableFromInline @exclusivity(unchecked)
     var first: UInt64 = 0
     let coder = JournalCoder()
+
+    init(journal: Journal) {
+        self.journal = journal
+    }
+
+    /// Records a `.groupCommit` action: appends it for the writer and gives it the next sequence number. `false`
+    /// when the journal has stopped and the action must not be reduced.
+    ///
+    /// Inlinable, so that it is specialized for the store's `Action` where the store is made: one lock, one
+    /// append, one unlock on the fast path.
+    @inlinable
+    func append(_ action: Action) -> Bool {
+        let journal = self.journal
+        journal.stateLock.lock()
+        if _slowPath(journal.hasStopped || actions.count >= Journal.pendingLimit) {
+            return journal.appendSlowly(action, to: self)
+        }
+        let wasEmpty = actions.isEmpty
+        if _slowPath(wasEmpty) { first = journal.nextSequence }
+        actions.append(action)
+        journal.nextSequence &+= 1
+        journal.stateLock.unlock()
+        if _slowPath(wasEmpty) { journal.wakeWriter() }
+        return true
+    }
 
     struct Batch: EncodableBatch {
         let first: UInt64

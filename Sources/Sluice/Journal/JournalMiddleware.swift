@@ -14,7 +14,7 @@ extension Middlewares {
     /// ```
     ///
     /// A journal that holds actions must be resumed with
-    /// ``Store/init(recoveringFrom:durability:reducerVersion:initialState:reducer:middleware:)``, which adds this
+    /// ``Store/init(recoveringFrom:durability:reducerVersion:initialState:reducer:middleware:onEffectError:)``, which adds this
     /// middleware itself; attaching a non-empty journal here, or one journal to two stores, stops the program
     /// with a message. Once the journal has stopped after a write error, this middleware drops every action.
     ///
@@ -28,8 +28,9 @@ extension Middlewares {
         if case .groupCommit(let interval) = durability, interval < .zero {
             usageError("Middlewares.journal: the group commit interval must not be negative, got \(interval).")
         }
-        return Middleware { _ in
-            let buffer = journal.attach(durability, actionType: Action.self)
+        return Middleware { api in
+            let buffer = journal.attach(durability, actionType: Action.self, inReducer: false)
+            journal.report(to: api.core.work)
             return { next in
                 { action in
                     journal.withGate {

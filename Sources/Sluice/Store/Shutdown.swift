@@ -107,8 +107,9 @@ public struct ShutdownReport: Sendable, Hashable {
     }
 }
 
-/// An error thrown by an effect or a side effect that nobody awaited, as the store's `onEffectError` handler
-/// receives it (see ``Store/init(initialState:reducer:middleware:onEffectError:)``).
+/// An error thrown by an effect or a side effect that nobody awaited, or the error that stopped the store's
+/// journal, as the store's `onEffectError` handler receives it (see
+/// ``Store/init(initialState:reducer:middleware:onEffectError:)``).
 public struct EffectFailure: Error, Sendable {
     /// What failed.
     public enum Source: Sendable, Hashable {
@@ -116,6 +117,9 @@ public struct EffectFailure: Error, Sendable {
         case sideEffect
         /// An effect started with `start`.
         case effect
+        /// The store's ``Journal`` failed to write (a full disk, an I/O error) and stopped: ``EffectFailure/error``
+        /// is the ``JournalError``. The store drops every later action (see <doc:Durability>).
+        case journal
     }
 
     /// The error that the effect threw.
@@ -124,7 +128,7 @@ public struct EffectFailure: Error, Sendable {
     public let source: Source
     /// The id of the effect, if it was started with one.
     public let id: (any Hashable & Sendable)?
-    /// The action that the side effect ran for; `nil` for an effect.
+    /// The action that the side effect ran for; `nil` for an effect and for the journal.
     public let action: (any Sendable)?
 
     /// Creates a failure.

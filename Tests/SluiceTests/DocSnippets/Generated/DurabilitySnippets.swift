@@ -33,7 +33,7 @@ enum DurabilitySnippets {
         _ = journal
         _ = store
 
-        // Sources/Sluice/Sluice.docc/Durability.md:75
+        // Sources/Sluice/Sluice.docc/Durability.md:94
         try journal.snapshot(store, reducerVersion: 1)
     }
 }
