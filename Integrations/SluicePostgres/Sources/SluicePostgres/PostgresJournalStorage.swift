@@ -45,7 +45,7 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
     private var failure: PostgresJournalError?
     private var isClosed = false
     private var keeper: Task<Void, Never>?
-    private var takeoverTime: ContinuousClock.Instant?
+    private var statistics = AppendStatistics()
 
     /// Creates the storage; nothing is connected before ``acquire()``.
     ///
@@ -64,6 +64,11 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
     /// The epoch this writer holds the stream with (0 before ``acquire()``).
     public var epoch: UInt64 {
         lock.withLock { epochValue }
+    }
+
+    /// How many append statements this writer committed, with how many records.
+    public var appendStatistics: AppendStatistics {
+        lock.withLock { statistics }
     }
 
     /// The error that stopped this writer, if any.
@@ -124,7 +129,6 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
                     connection = writerConnection
                     epochValue = UInt64(column: row.0)
                     head = UInt64(column: row.1)
-                    takeoverTime = .now
                 }
                 startLeaseKeeper(lockConnection, holdsLock: gotLock)
                 return
@@ -287,7 +291,12 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
                 guard let current else { throw PostgresJournalError.database(operation: "append", description: "closed") }
                 let rows = try current.query(statement, logger: logger).wait()
                 if rows.first != nil {
-                    lock.withLock { head = last }
+                    lock.withLock {
+                        head = last
+                        statistics.statements += 1
+                        statistics.records += records.count
+                        statistics.largestStatement = max(statistics.largestStatement, records.count)
+                    }
                     return
                 }
                 // Nothing matched: fenced, or the head moved under us.
@@ -530,4 +539,15 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
         }
         lock.withLock { keeper = task }
     }
+}
+
+/// What a writer's appends amounted to: a batch of the journal's group commit is one statement unless the caps
+/// split it.
+public struct AppendStatistics: Sendable, Equatable {
+    /// Append statements committed.
+    public var statements = 0
+    /// Records they held.
+    public var records = 0
+    /// The most records one statement held.
+    public var largestStatement = 0
 }
