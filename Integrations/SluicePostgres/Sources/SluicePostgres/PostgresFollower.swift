@@ -138,7 +138,8 @@ public final class PostgresFollower<State: Sendable & Decodable, Action: Decodab
             lock.withLock { activeConnection = connection }
             do {
                 try await tail(on: connection)
-            } catch let error as PostgresJournalError {
+            } catch let error as PostgresJournalError where error.isDamage {
+                lock.withLock { activeConnection = nil }
                 try? await connection.close()
                 throw error
             } catch {
@@ -340,6 +341,16 @@ public final class PostgresFollower<State: Sendable & Decodable, Action: Decodab
         }
         if let handler {
             for sequence in (from + 1)...last { handler(sequence) }
+        }
+    }
+}
+
+extension PostgresJournalError {
+    /// The stream itself is damaged (reading again does not help), as opposed to a lost connection.
+    var isDamage: Bool {
+        switch self {
+        case .checksumMismatch, .sequenceGap, .foreignReducerVersion, .undecodable, .corruptSnapshot: true
+        default: false
         }
     }
 }

@@ -230,7 +230,8 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
         }
         let last = lock.withLock { head }
         if expected <= last {
-            throw PostgresJournalError.sequenceGap(storeID: id, expected: expected, found: last + 1).journalError
+            // The head row says the stream goes further than its records.
+            throw JournalError.missingRecords(expected: expected, file: "postgres:\(id)")
         }
     }
 
@@ -480,7 +481,9 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
             var holdsLock = holdsLock
             let logger = PostgresLink.logger
             let id = configuration.storeID
-            defer { if let connection { Task { try? await connection.close() } } }
+            defer {
+                if let toClose = connection { Task { try? await toClose.close() } }
+            }
             while !Task.isCancelled {
                 try? await Task.sleep(for: interval)
                 if Task.isCancelled { return }

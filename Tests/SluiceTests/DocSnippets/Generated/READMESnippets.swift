@@ -112,7 +112,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:281
+        // README.md:285
         do {
             let report = Middlewares.throttle(.seconds(1)) { (action: AppAction, api: MiddlewareAPI<AppState, AppAction>) in
                 print("count is", api.state.count)  // at most once a second, however many actions arrive
@@ -122,7 +122,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:319
+        // README.md:323
         do {
             let store = Store<AppState, AppAction>(
                 initialState: AppState(),
@@ -136,7 +136,7 @@ enum READMESnippets {
             _ = report
         }
 
-        // README.md:344
+        // README.md:348
         do {
             let store = Store<AppState, AppAction>(
                 initialState: AppState(),
@@ -146,7 +146,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:397
+        // README.md:401
         func addAddsTheAmount() {
             let next = counter(AppState(), .add(41))
             #expect(next.count == 41)
@@ -154,7 +154,7 @@ enum READMESnippets {
         }
         addAddsTheAmount()
 
-        // README.md:409
+        // README.md:413
         func everyActionIsLogged() {
             let lines = Recorder<String>()  // a small lock-guarded array of your test support code
             let store = Store<AppState, AppAction>(
@@ -168,7 +168,7 @@ enum READMESnippets {
         }
         everyActionIsLogged()
 
-        // README.md:428
+        // README.md:432
         func reportIsDebounced() {
             let scheduler = TestScheduler()
             let reports = Recorder<Int>()
@@ -190,7 +190,7 @@ enum READMESnippets {
         }
         reportIsDebounced()
 
-        // README.md:459
+        // README.md:463
         do {
             struct Quote: Equatable, Sendable {
                 var symbol = ""
