@@ -99,6 +99,9 @@ if [ "${1:-}" = "--bench" ]; then
     exit 0
 fi
 
+echo "== swift format lint --strict (SluicePostgres)"
+swift format lint --strict --recursive Sources Tests Package.swift
+
 echo "== swift build (SluicePostgres)"
 swift build --build-tests
 echo "== swift test (SluicePostgres): every suite but the database failover"

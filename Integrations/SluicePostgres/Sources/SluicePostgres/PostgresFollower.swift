@@ -241,12 +241,13 @@ public final class PostgresFollower<State: Sendable & Decodable, Action: Decodab
                     logger: PostgresLink.logger
                 ).decode((Int64, Int64, Int64, ByteBuffer).self)
             )
-            oldestRecord = try await collect(
-                connection.query(
-                    "SELECT min(seq) FROM sluice_records WHERE store_id = \(id)",
-                    logger: PostgresLink.logger
-                ).decode(Int64?.self)
-            ).first ?? nil
+            oldestRecord =
+                try await collect(
+                    connection.query(
+                        "SELECT min(seq) FROM sluice_records WHERE store_id = \(id)",
+                        logger: PostgresLink.logger
+                    ).decode(Int64?.self)
+                ).first ?? nil
         } catch {
             throw .database(operation: "loading a snapshot of \(id)", description: String(reflecting: error))
         }

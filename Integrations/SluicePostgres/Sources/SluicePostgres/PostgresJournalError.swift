@@ -1,3 +1,5 @@
+import Sluice
+
 /// Why a PostgreSQL journal, its writer or a follower stopped: each case names the store and the place.
 ///
 /// The writer's ``PostgresJournalStorage`` reports these through its `onError` callback and
@@ -74,5 +76,3 @@ public enum PostgresJournalError: Error, Equatable, Sendable, CustomStringConver
         }
     }
 }
-
-import Sluice

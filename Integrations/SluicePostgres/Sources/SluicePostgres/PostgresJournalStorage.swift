@@ -289,7 +289,9 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
         while true {
             let current = lock.withLock { connection }
             do {
-                guard let current else { throw PostgresJournalError.database(operation: "append", description: "closed") }
+                guard let current else {
+                    throw PostgresJournalError.database(operation: "append", description: "closed")
+                }
                 let rows = try current.query(statement, logger: logger).wait()
                 if rows.first != nil {
                     lock.withLock {
@@ -351,7 +353,10 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
         throw PostgresJournalError.sequenceGap(storeID: id, expected: currentHead + 1, found: first)
     }
 
-    private func reconnect(until deadline: ContinuousClock.Instant, after error: any Error) throws(PostgresJournalError)
+    private func reconnect(
+        until deadline: ContinuousClock.Instant,
+        after error: any Error
+    ) throws(PostgresJournalError)
         -> PostgresConnection
     {
         var lastError: PostgresJournalError = .database(operation: "append", description: String(reflecting: error))

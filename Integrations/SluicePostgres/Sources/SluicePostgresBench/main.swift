@@ -96,7 +96,8 @@ func measureAcknowledgements(senders: Int) async throws -> (perSecond: Double, s
     }
     let elapsed = ContinuousClock.now - start
     journal.close()
-    let perSecond = Double(samples.count) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    let perSecond =
+        Double(samples.count) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
     return (perSecond, samples, storage.appendStatistics.statements)
 }
 
@@ -168,7 +169,8 @@ print(
 let lag = try await measureFollowerLag(rate: 2_000)
 print(
     String(
-        format: "follower lag at 2,000/s:      %d records  p50 %.2f ms  p99 %.2f ms (dispatch on the writer to applied)",
+        format:
+            "follower lag at 2,000/s:      %d records  p50 %.2f ms  p99 %.2f ms (dispatch on the writer to applied)",
         lag.count,
         lag.percentile(0.5),
         lag.percentile(0.99)

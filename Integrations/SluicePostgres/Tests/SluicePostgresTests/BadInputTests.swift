@@ -29,7 +29,10 @@ struct BadInputTests {
         }
     }
 
-    func follow(_ storeID: String, reducerVersion: Int = 0) async throws(PostgresJournalError) -> PostgresFollower<
+    func follow(
+        _ storeID: String,
+        reducerVersion: Int = 0
+    ) async throws(PostgresJournalError) -> PostgresFollower<
         Ledger, LedgerAction
     > {
         try await PostgresFollower(

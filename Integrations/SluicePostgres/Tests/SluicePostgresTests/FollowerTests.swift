@@ -137,7 +137,9 @@ struct DatabaseFailoverTests {
                 let environment = TestDatabase.environment
                 let primaryDirectory = environment["SLUICE_PG_PRIMARY_DIR"] ?? ""
                 let standbyDirectory = environment["SLUICE_PG_STANDBY_DIR"] ?? ""
-                #expect(try TestDatabase.runAsPostgres("pg_ctl", ["-D", primaryDirectory, "-m", "immediate", "stop"]) == 0)
+                #expect(
+                    try TestDatabase.runAsPostgres("pg_ctl", ["-D", primaryDirectory, "-m", "immediate", "stop"]) == 0
+                )
                 #expect(try TestDatabase.runAsPostgres("pg_ctl", ["-D", standbyDirectory, "-w", "promote"]) == 0)
                 failedOver.withValue { $0 = true }
             }

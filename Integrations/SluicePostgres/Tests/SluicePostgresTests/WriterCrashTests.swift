@@ -59,7 +59,9 @@ struct WriterCrashTests {
         journal.close()
         #expect(recovery.lastSequence == UInt64(records.count))
         #expect(state == sequentialLedger(count: records.count))
-        let milliseconds = takeovers.map { Double($0.components.attoseconds) / 1e15 + Double($0.components.seconds) * 1e3 }
+        let milliseconds = takeovers.map {
+            Double($0.components.attoseconds) / 1e15 + Double($0.components.seconds) * 1e3
+        }
         print("writer crash: \(records.count) records, epochs \(epochs), SIGKILL-to-first-ack ms \(milliseconds)")
         #expect(takeovers.allSatisfy { $0 < .seconds(5) })
     }
