@@ -31,7 +31,7 @@ public struct FollowerLag: Sendable, Equatable {
 /// ```
 ///
 /// `@unchecked Sendable`: the mutable properties are guarded by `lock`.
-public final class PostgresFollower<State: Sendable & Decodable, Action: Decodable>: @unchecked Sendable {
+public final class PostgresFollower<State: Sendable & Decodable, Action: Sendable & Decodable>: @unchecked Sendable {
     /// The servers and the store id (the writer's limits are not used).
     public let configuration: PostgresJournalConfiguration
     /// Read from a standby instead of the primary (lag then includes replication).
@@ -173,33 +173,34 @@ public final class PostgresFollower<State: Sendable & Decodable, Action: Decodab
     private func tail(on connection: PostgresConnection) async throws {
         let storeID = configuration.storeID
         let (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        let notifications = try await connection.listen(PostgresSchema.channel)
-        try await catchUp(on: connection)
         let pollInterval = pollInterval
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { [weak self] in
-                for try await notification in notifications {
-                    let parts = notification.payload.split(separator: " ")
-                    guard parts.count == 2, parts[0] == storeID, let head = UInt64(parts[1]) else { continue }
-                    self?.noteCommitted(head)
-                    wake.yield()
+        try await connection.listen(on: PostgresSchema.channel) { notifications in
+            try await self.catchUp(on: connection)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { [weak self] in
+                    for try await notification in notifications {
+                        let parts = notification.payload.split(separator: " ")
+                        guard parts.count == 2, parts[0] == storeID, let head = UInt64(parts[1]) else { continue }
+                        self?.noteCommitted(head)
+                        wake.yield()
+                    }
+                    throw PostgresJournalError.database(operation: "listening", description: "connection closed")
                 }
-                throw PostgresJournalError.database(operation: "listening", description: "connection closed")
-            }
-            group.addTask {
-                while !Task.isCancelled {
-                    try await Task.sleep(for: pollInterval)
-                    wake.yield()
+                group.addTask {
+                    while !Task.isCancelled {
+                        try await Task.sleep(for: pollInterval)
+                        wake.yield()
+                    }
                 }
-            }
-            group.addTask { [weak self] in
-                for await _ in wakes {
-                    guard let self else { return }
-                    try await self.catchUp(on: connection)
+                group.addTask { [weak self] in
+                    for await _ in wakes {
+                        guard let self else { return }
+                        try await self.catchUp(on: connection)
+                    }
                 }
+                defer { group.cancelAll() }
+                _ = try await group.next()
             }
-            defer { group.cancelAll() }
-            _ = try await group.next()
         }
     }
 
@@ -251,8 +252,8 @@ public final class PostgresFollower<State: Sendable & Decodable, Action: Decodab
         } catch {
             throw .database(operation: "loading a snapshot of \(id)", description: String(reflecting: error))
         }
-        for (sequence, version, checksum, payload) in snapshots {
-            let sequence = UInt64(column: sequence)
+        for (rawSequence, version, checksum, payload) in snapshots {
+            let sequence = UInt64(column: rawSequence)
             guard Int(version) == reducerVersion else {
                 if foreign == nil { foreign = (sequence, Int(version)) }
                 continue
@@ -286,6 +287,8 @@ public final class PostgresFollower<State: Sendable & Decodable, Action: Decodab
 
     private func catchUp(on connection: PostgresConnection) async throws(PostgresJournalError) {
         let id = configuration.storeID
+        // Marks the statement, so that an operator (or a test) can find the follower's session.
+        let marker = String(id.unicodeScalars.filter { CharacterSet.alphanumerics.contains($0) || $0 == "-" })
         while true {
             let from = appliedSequence
             let rows: [(Int64, Int64, ByteBuffer)]
@@ -293,7 +296,7 @@ public final class PostgresFollower<State: Sendable & Decodable, Action: Decodab
                 rows = try await collect(
                     connection.query(
                         """
-                        SELECT seq, checksum, payload FROM sluice_records /* sluice-follower:\(unescaped: id) */
+                        SELECT seq, checksum, payload FROM sluice_records /* sluice-follower:\(unescaped: marker) */
                         WHERE store_id = \(id) AND seq > \(Int64(from)) ORDER BY seq LIMIT 5000
                         """,
                         logger: PostgresLink.logger

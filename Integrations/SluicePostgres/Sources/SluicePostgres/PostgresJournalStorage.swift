@@ -218,12 +218,19 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
                 guard found == expected else {
                     throw PostgresJournalError.sequenceGap(storeID: id, expected: expected, found: found).journalError
                 }
-                let payload = decoded.2
-                let checksum = payload.withUnsafeReadableBytes { JournalChecksum.crc32c($0) }
-                guard UInt32(truncatingIfNeeded: decoded.1) == checksum else {
+                let payload = Array(buffer: decoded.2)
+                guard UInt32(truncatingIfNeeded: decoded.1) == JournalChecksum.crc32c(of: payload) else {
                     throw PostgresJournalError.checksumMismatch(storeID: id, sequence: found).journalError
                 }
-                try payload.withUnsafeReadableBytes { (bytes) throws(JournalError) in try body(found, bytes) }
+                var bodyError: JournalError?
+                payload.withUnsafeBytes { bytes in
+                    do throws(JournalError) {
+                        try body(found, bytes)
+                    } catch {
+                        bodyError = error
+                    }
+                }
+                if let bodyError { throw bodyError }
                 expected += 1
             }
             if count < 10000 { break }
@@ -361,7 +368,7 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
     {
         var lastError: PostgresJournalError = .database(operation: "append", description: String(reflecting: error))
         while ContinuousClock.now < deadline {
-            do {
+            do throws(PostgresJournalError) {
                 let fresh = try connectPrimary()
                 let old = lock.withLock {
                     defer { connection = fresh }

@@ -27,7 +27,11 @@ let ledgerReducer = Reducer<Ledger, LedgerAction>(mutating: { state, action in
     }
 })
 
-setvbuf(stdout, nil, _IOLBF, 0)
+/// One whole line per write: a line the kill cuts short is never half-printed from a buffer.
+func emit(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
 let arguments = CommandLine.arguments
 guard arguments.count == 7, let lease = Int(arguments[4]), let wait = Int(arguments[5]), let actions = Int(arguments[6])
 else {
@@ -48,26 +52,26 @@ let configuration = PostgresJournalConfiguration(
 let storage = PostgresJournalStorage(configuration: configuration)
 do {
     let journal = try Journal(storage: storage)
-    print("epoch \(storage.epoch)")
+    emit("epoch \(storage.epoch)")
     let store = try Store<Ledger, LedgerAction>(
         recoveringFrom: journal,
         durability: .groupCommit(interval: .zero),
         initialState: Ledger(),
         reducer: ledgerReducer
     )
-    print("recovered \(journal.lastSequence)")
+    emit("recovered \(journal.lastSequence)")
     try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { try await journal.run() }
         for _ in 0..<actions {
             let sequence = journal.lastSequence + 1
             try await store.dispatch(.add(Int(sequence % 997)), durableIn: journal)
-            print(sequence)
+            emit("\(sequence)")
         }
         group.cancelAll()
     }
     journal.close()
     exit(0)
 } catch {
-    print("fenced \(storage.stopReason.map { "\($0)" } ?? "\(error)")")
+    emit("fenced \(storage.stopReason.map { "\($0)" } ?? "\(error)")")
     exit(3)
 }
