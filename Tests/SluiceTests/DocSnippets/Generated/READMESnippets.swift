@@ -112,7 +112,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:341
+        // README.md:345
         do {
             let report = Middlewares.throttle(.seconds(1)) { (action: AppAction, api: MiddlewareAPI<AppState, AppAction>) in
                 print("count is", api.state.count)  // at most once a second, however many actions arrive
@@ -122,7 +122,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:379
+        // README.md:383
         do {
             let store = Store<AppState, AppAction>(
                 initialState: AppState(),
@@ -136,7 +136,7 @@ enum READMESnippets {
             _ = report
         }
 
-        // README.md:404
+        // README.md:408
         do {
             let store = Store<AppState, AppAction>(
                 initialState: AppState(),
@@ -146,7 +146,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:434
+        // README.md:438
         do {
             let minimumLevel = Middlewares.LogLevel.info
             let store = Store<AppState, AppAction>(
@@ -165,7 +165,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:492
+        // README.md:496
         func addAddsTheAmount() {
             let next = counter(AppState(), .add(41))
             #expect(next.count == 41)
@@ -173,7 +173,7 @@ enum READMESnippets {
         }
         addAddsTheAmount()
 
-        // README.md:504
+        // README.md:508
         func everyActionIsLogged() {
             let lines = Recorder<String>()  // a small lock-guarded array of your test support code
             let store = Store<AppState, AppAction>(
@@ -187,7 +187,7 @@ enum READMESnippets {
         }
         everyActionIsLogged()
 
-        // README.md:523
+        // README.md:527
         func reportIsDebounced() {
             let scheduler = TestScheduler()
             let reports = Recorder<Int>()
@@ -209,7 +209,7 @@ enum READMESnippets {
         }
         reportIsDebounced()
 
-        // README.md:555
+        // README.md:559
         do {
             struct Quote: Equatable, Sendable {
                 var symbol = ""

@@ -1,0 +1,366 @@
+import Foundation
+import PostgresNIO
+import Sluice
+
+/// How far a follower is behind the writer.
+public struct FollowerLag: Sendable, Equatable {
+    /// Records committed (as the last notification or query saw them) and not applied yet.
+    public var records: UInt64
+    /// How long the oldest unapplied notification has waited (zero when caught up).
+    public var time: Duration
+    /// The time from the last notification to the moment its records were applied.
+    public var lastCatchUp: Duration
+}
+
+/// A read-only replica of a store whose writer journals to PostgreSQL.
+///
+/// It loads the newest snapshot that its reducer version accepts, then tails the stream: a notification from the
+/// writer's append (`LISTEN sluice_journal`), a reconnect and a fallback poll each start a range query from the
+/// last applied sequence. Each record must be exactly the next sequence and pass its checksum; it is applied
+/// through the reducer alone (no middleware, no effects). A damaged stream stops ``run()`` with a named
+/// ``PostgresJournalError``; nothing is skipped.
+///
+/// ```swift
+/// let follower = try await PostgresFollower<Counter, CounterAction>(
+///     configuration: configuration, initialState: Counter(), reducer: counterReducer)
+/// try await withThrowingTaskGroup(of: Void.self) { group in
+///     group.addTask { try await follower.run() }
+///     print(follower.state, follower.lag)
+///     group.cancelAll()
+/// }
+/// ```
+///
+/// `@unchecked Sendable`: the mutable properties are guarded by `lock`.
+public final class PostgresFollower<State: Sendable & Decodable, Action: Sendable & Decodable>: @unchecked Sendable {
+    /// The servers and the store id (the writer's limits are not used).
+    public let configuration: PostgresJournalConfiguration
+    /// Read from a standby instead of the primary (lag then includes replication).
+    public let primaryOnly: Bool
+    /// The fallback poll, for a notification lost with a dropped connection.
+    public let pollInterval: Duration
+
+    private let reducer: Reducer<State, Action>
+    private let reducerVersion: Int
+    private let lock = NSLock()
+    private let decoder = JSONDecoder()
+    // Guarded by `lock`.
+    private var current: State
+    private var applied: UInt64
+    private var committedHead: UInt64
+    private var waitingSince: ContinuousClock.Instant?
+    private var lastCatchUpDuration: Duration = .zero
+    private var reconnectCount = 0
+    private var activeConnection: PostgresConnection?
+    private var onApplyHandler: (@Sendable (UInt64) -> Void)?
+
+    /// Loads the newest acceptable snapshot (or starts from `initialState`) and applies the records after it.
+    ///
+    /// - Throws: ``PostgresJournalError/foreignReducerVersion(storeID:snapshotSequence:found:expected:)`` when the
+    ///   records before the oldest available one are gone and no snapshot of this reducer version covers them;
+    ///   a checksum, gap or decoding error of the records read.
+    public init(
+        configuration: PostgresJournalConfiguration,
+        reducerVersion: Int = 0,
+        primaryOnly: Bool = true,
+        pollInterval: Duration = .milliseconds(500),
+        initialState: State,
+        reducer: Reducer<State, Action>
+    ) async throws(PostgresJournalError) {
+        self.configuration = configuration
+        self.reducerVersion = reducerVersion
+        self.primaryOnly = primaryOnly
+        self.pollInterval = pollInterval
+        self.reducer = reducer
+        current = initialState
+        applied = 0
+        committedHead = 0
+        let connection = try await connect()
+        defer { Task { try? await connection.close() } }
+        try await loadSnapshot(on: connection)
+        try await catchUp(on: connection)
+    }
+
+    /// The replica's state.
+    public var state: State {
+        lock.withLock { current }
+    }
+
+    /// The sequence number of the last applied record.
+    public var appliedSequence: UInt64 {
+        lock.withLock { applied }
+    }
+
+    /// How far behind the writer this replica is.
+    public var lag: FollowerLag {
+        lock.withLock {
+            FollowerLag(
+                records: committedHead > applied ? committedHead - applied : 0,
+                time: waitingSince.map { ContinuousClock.now - $0 } ?? .zero,
+                lastCatchUp: lastCatchUpDuration
+            )
+        }
+    }
+
+    /// How many times ``run()`` lost its connection and connected again.
+    public var reconnects: Int {
+        lock.withLock { reconnectCount }
+    }
+
+    /// Calls `body` with the sequence number of each applied record, after the state holds it.
+    public func onApply(_ body: @escaping @Sendable (UInt64) -> Void) {
+        lock.withLock { onApplyHandler = body }
+    }
+
+    /// Refuses: a follower is read-only. Dispatch to the writer's store instead.
+    ///
+    /// - Throws: Always ``PostgresJournalError/readOnlyFollower(storeID:)``.
+    public func dispatch(_ action: Action) throws(PostgresJournalError) {
+        throw .readOnlyFollower(storeID: configuration.storeID)
+    }
+
+    /// Tails the stream until the task is cancelled, reconnecting after a lost connection.
+    ///
+    /// - Throws: A named ``PostgresJournalError`` when the stream is damaged (checksum, gap, undecodable record).
+    public func run() async throws(PostgresJournalError) {
+        var first = true
+        while !Task.isCancelled {
+            if !first {
+                lock.withLock { reconnectCount += 1 }
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+            first = false
+            let connection: PostgresConnection
+            do {
+                connection = try await connect()
+            } catch {
+                continue
+            }
+            lock.withLock { activeConnection = connection }
+            do {
+                try await tail(on: connection)
+            } catch let error as PostgresJournalError where error.isDamage {
+                lock.withLock { activeConnection = nil }
+                try? await connection.close()
+                throw error
+            } catch {
+                // A lost connection or a cancellation: close and go round.
+            }
+            lock.withLock { activeConnection = nil }
+            try? await connection.close()
+        }
+    }
+
+    /// Applies every committed record now (one range query); for tests and for a reader that needs the latest
+    /// state.
+    public func catchUp() async throws(PostgresJournalError) {
+        let connection = try await connect()
+        defer { Task { try? await connection.close() } }
+        try await catchUp(on: connection)
+    }
+
+    /// Waits until the replica applied `sequence`, or `timeout` passed; returns whether it did.
+    public func waitUntilApplied(_ sequence: UInt64, timeout: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while appliedSequence < sequence {
+            if ContinuousClock.now >= deadline { return false }
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        return true
+    }
+
+    // MARK: - Tailing
+
+    private func tail(on connection: PostgresConnection) async throws {
+        let storeID = configuration.storeID
+        let (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let pollInterval = pollInterval
+        try await connection.listen(on: PostgresSchema.channel) { notifications in
+            try await self.catchUp(on: connection)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { [weak self] in
+                    for try await notification in notifications {
+                        let parts = notification.payload.split(separator: " ")
+                        guard parts.count == 2, parts[0] == storeID, let head = UInt64(parts[1]) else { continue }
+                        self?.noteCommitted(head)
+                        wake.yield()
+                    }
+                    throw PostgresJournalError.database(operation: "listening", description: "connection closed")
+                }
+                group.addTask {
+                    while !Task.isCancelled {
+                        try await Task.sleep(for: pollInterval)
+                        wake.yield()
+                    }
+                }
+                group.addTask { [weak self] in
+                    for await _ in wakes {
+                        guard let self else { return }
+                        try await self.catchUp(on: connection)
+                    }
+                }
+                defer { group.cancelAll() }
+                _ = try await group.next()
+            }
+        }
+    }
+
+    private func noteCommitted(_ head: UInt64) {
+        lock.withLock {
+            if head > committedHead { committedHead = head }
+            if committedHead > applied, waitingSince == nil { waitingSince = .now }
+        }
+    }
+
+    private func connect() async throws(PostgresJournalError) -> PostgresConnection {
+        do {
+            return try await PostgresLink.connectAsync(
+                configuration.endpoints,
+                username: configuration.username,
+                password: configuration.password,
+                database: configuration.database,
+                primaryOnly: primaryOnly
+            )
+        } catch let error as PostgresJournalError {
+            throw error
+        } catch {
+            throw .noServer(endpoints: configuration.endpoints.map(\.description), lastError: "\(error)")
+        }
+    }
+
+    private func loadSnapshot(on connection: PostgresConnection) async throws(PostgresJournalError) {
+        let id = configuration.storeID
+        var foreign: (sequence: UInt64, version: Int)?
+        let snapshots: [(Int64, Int64, Int64, ByteBuffer)]
+        let oldestRecord: Int64?
+        do {
+            snapshots = try await collect(
+                connection.query(
+                    """
+                    SELECT seq, reducer_version, checksum, payload FROM sluice_snapshots
+                    WHERE store_id = \(id) ORDER BY seq DESC
+                    """,
+                    logger: PostgresLink.logger
+                ).decode((Int64, Int64, Int64, ByteBuffer).self)
+            )
+            oldestRecord =
+                try await collect(
+                    connection.query(
+                        "SELECT min(seq) FROM sluice_records WHERE store_id = \(id)",
+                        logger: PostgresLink.logger
+                    ).decode(Int64?.self)
+                ).first ?? nil
+        } catch {
+            throw .database(operation: "loading a snapshot of \(id)", description: String(reflecting: error))
+        }
+        for (rawSequence, version, checksum, payload) in snapshots {
+            let sequence = UInt64(column: rawSequence)
+            guard Int(version) == reducerVersion else {
+                if foreign == nil { foreign = (sequence, Int(version)) }
+                continue
+            }
+            let bytes = Array(buffer: payload)
+            guard UInt32(truncatingIfNeeded: checksum) == JournalChecksum.crc32c(of: bytes) else { continue }
+            do {
+                let state = try decoder.decode(State.self, from: Data(bytes))
+                lock.withLock {
+                    current = state
+                    applied = sequence
+                }
+                return
+            } catch {
+                continue
+            }
+        }
+        // No acceptable snapshot: the records must start at 1.
+        if let oldestRecord, oldestRecord > 1 {
+            if let foreign {
+                throw .foreignReducerVersion(
+                    storeID: id,
+                    snapshotSequence: foreign.sequence,
+                    found: foreign.version,
+                    expected: reducerVersion
+                )
+            }
+            throw .sequenceGap(storeID: id, expected: 1, found: UInt64(column: oldestRecord))
+        }
+    }
+
+    private func catchUp(on connection: PostgresConnection) async throws(PostgresJournalError) {
+        let id = configuration.storeID
+        // Marks the statement, so that an operator (or a test) can find the follower's session.
+        let marker = String(id.unicodeScalars.filter { CharacterSet.alphanumerics.contains($0) || $0 == "-" })
+        while true {
+            let from = appliedSequence
+            let rows: [(Int64, Int64, ByteBuffer)]
+            do {
+                rows = try await collect(
+                    connection.query(
+                        """
+                        SELECT seq, checksum, payload FROM sluice_records /* sluice-follower:\(unescaped: marker) */
+                        WHERE store_id = \(id) AND seq > \(Int64(from)) ORDER BY seq LIMIT 5000
+                        """,
+                        logger: PostgresLink.logger
+                    ).decode((Int64, Int64, ByteBuffer).self)
+                )
+            } catch {
+                throw .database(operation: "reading records of \(id)", description: String(reflecting: error))
+            }
+            var expected = from + 1
+            var actions: [Action] = []
+            actions.reserveCapacity(rows.count)
+            for (sequence, checksum, payload) in rows {
+                let found = UInt64(column: sequence)
+                guard found == expected else {
+                    throw .sequenceGap(storeID: id, expected: expected, found: found)
+                }
+                let crc = payload.withUnsafeReadableBytes { JournalChecksum.crc32c($0) }
+                guard UInt32(truncatingIfNeeded: checksum) == crc else {
+                    throw .checksumMismatch(storeID: id, sequence: found)
+                }
+                do {
+                    actions.append(try decoder.decode(Action.self, from: Data(buffer: payload)))
+                } catch {
+                    throw .undecodable(storeID: id, sequence: found, description: "\(error)")
+                }
+                expected += 1
+            }
+            if !actions.isEmpty { apply(actions, from: from) }
+            if rows.count < 5000 { break }
+        }
+    }
+
+    private func apply(_ actions: [Action], from: UInt64) {
+        let reduce = reducer
+        let (handler, last) = lock.withLock {
+            for action in actions {
+                reduce.reduce(into: &current, action)
+            }
+            applied = from + UInt64(actions.count)
+            if applied > committedHead { committedHead = applied }
+            if applied >= committedHead, let since = waitingSince {
+                lastCatchUpDuration = ContinuousClock.now - since
+                waitingSince = nil
+            }
+            return (onApplyHandler, applied)
+        }
+        if let handler {
+            for sequence in (from + 1)...last { handler(sequence) }
+        }
+    }
+}
+
+extension PostgresJournalError {
+    /// The stream itself is damaged (reading again does not help), as opposed to a lost connection.
+    var isDamage: Bool {
+        switch self {
+        case .checksumMismatch, .sequenceGap, .foreignReducerVersion, .undecodable, .corruptSnapshot: true
+        default: false
+        }
+    }
+}
+
+private func collect<S: AsyncSequence>(_ sequence: S) async throws -> [S.Element] {
+    var result: [S.Element] = []
+    for try await element in sequence { result.append(element) }
+    return result
+}

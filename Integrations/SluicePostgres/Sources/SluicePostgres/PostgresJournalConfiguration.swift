@@ -1,0 +1,78 @@
+import PostgresNIO
+
+/// A PostgreSQL server that may hold the journal: the client tries each one and uses the primary.
+public struct PostgresEndpoint: Sendable, Hashable, CustomStringConvertible {
+    /// The server's host name or address.
+    public var host: String
+    /// The server's port.
+    public var port: Int
+
+    /// Creates an endpoint.
+    public init(host: String, port: Int = 5432) {
+        self.host = host
+        self.port = port
+    }
+
+    public var description: String { "\(host):\(port)" }
+}
+
+/// Where a PostgreSQL journal lives and how its writer behaves.
+public struct PostgresJournalConfiguration: Sendable {
+    /// The servers to try, in order; the one that is not in recovery (`pg_is_in_recovery()`) is the primary.
+    public var endpoints: [PostgresEndpoint]
+    /// The user to connect as.
+    public var username: String
+    /// The password, if the server asks for one.
+    public var password: String?
+    /// The database that holds the `sluice_*` tables.
+    public var database: String
+    /// The store whose log this is: one stream (one head row) per store id.
+    public var storeID: String
+    /// A name for this writer, kept in the head row (for operators).
+    public var writerName: String
+    /// How long a writer holds the stream without renewing its lease; a hung writer is replaced after it.
+    public var lease: Duration
+    /// How long ``PostgresJournalStorage/acquire()`` waits for the current writer's lease to end (a standby sets
+    /// it long); `.zero` tries once.
+    public var acquireWait: Duration
+    /// How long a writer tries to reach a primary again after losing its connection (a database failover).
+    public var reconnectTimeout: Duration
+    /// At most this many records in one append statement.
+    public var maxBatchCount: Int
+    /// At most about this many payload bytes in one append statement.
+    public var maxBatchBytes: Int
+
+    /// Creates a configuration.
+    public init(
+        endpoints: [PostgresEndpoint],
+        username: String = "postgres",
+        password: String? = nil,
+        database: String = "postgres",
+        storeID: String,
+        writerName: String = "writer",
+        lease: Duration = .seconds(2),
+        acquireWait: Duration = .zero,
+        reconnectTimeout: Duration = .seconds(20),
+        maxBatchCount: Int = 2_000,
+        maxBatchBytes: Int = 1 << 20
+    ) {
+        self.endpoints = endpoints
+        self.username = username
+        self.password = password
+        self.database = database
+        self.storeID = storeID
+        self.writerName = writerName
+        self.lease = lease
+        self.acquireWait = acquireWait
+        self.reconnectTimeout = reconnectTimeout
+        self.maxBatchCount = maxBatchCount
+        self.maxBatchBytes = maxBatchBytes
+    }
+}
+
+extension Duration {
+    var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000 + attoseconds / 1_000_000_000_000_000
+    }
+}

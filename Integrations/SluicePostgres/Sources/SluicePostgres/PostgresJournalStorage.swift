@@ -1,0 +1,568 @@
+import Foundation
+import PostgresNIO
+import Sluice
+
+/// A ``JournalStorage`` in PostgreSQL: one stream per store id, fenced by an epoch, for a writer that a standby
+/// can replace.
+///
+/// ```swift
+/// let storage = PostgresJournalStorage(configuration: configuration, onError: { print("journal:", $0) })
+/// let journal = try Journal(storage: storage)
+/// let store = try Store<Counter, CounterAction>(
+///     recoveringFrom: journal, durability: .groupCommit(interval: .zero),
+///     initialState: Counter(), reducer: counterReducer)
+/// ```
+///
+/// - **Records**: `sluice_records(store_id, seq, epoch, checksum, payload)`. The journal assigns the sequence
+///   numbers; each append is one statement that moves the stream's head row from `first - 1` to `last` if the
+///   row still carries this writer's epoch, inserts the records from arrays, and notifies the followers
+///   (`pg_notify('sluice_journal', '<store id> <last>')`). A batch is acknowledged when that statement
+///   committed (with a synchronous standby, when the standby holds it). A batch larger than
+///   ``PostgresJournalConfiguration/maxBatchCount`` records or ``PostgresJournalConfiguration/maxBatchBytes``
+///   bytes is split into several statements.
+/// - **Fencing**: ``acquire()`` increments the epoch of the head row (the row lock makes it wait for an append in
+///   flight); every later append of the older writer then matches no row, fails with
+///   ``PostgresJournalError/fenced(storeID:epoch:currentEpoch:)`` and stops the journal.
+/// - **Liveness**: the writer holds a session advisory lock on the store id on a second connection and renews a
+///   lease there. A standby takes over when it gets the advisory lock (the writer's session ended: a crash) or
+///   when the lease ran out (a hung writer).
+/// - **Failover**: a lost connection is re-established to whichever endpoint is the primary; an append whose
+///   commit was not confirmed is checked against the head row before it is sent again.
+///
+/// The seam is synchronous: each call waits for its statement on the calling thread (never on one of
+/// PostgresNIO's event loops).
+public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
+    /// Where the stream lives.
+    public let configuration: PostgresJournalConfiguration
+
+    private let onError: @Sendable (PostgresJournalError) -> Void
+    private let lock = NSLock()
+    private let logger = PostgresLink.logger
+    // Guarded by `lock`.
+    private var connection: PostgresConnection?
+    private var epochValue: UInt64 = 0
+    private var head: UInt64 = 0
+    private var failure: PostgresJournalError?
+    private var isClosed = false
+    private var keeper: Task<Void, Never>?
+    private var statistics = AppendStatistics()
+
+    /// Creates the storage; nothing is connected before ``acquire()``.
+    ///
+    /// - Parameters:
+    ///   - configuration: The servers, the store id and the writer's limits.
+    ///   - onError: Called once with the error that stopped this writer (fenced by a newer one, say), also when
+    ///     it is found by the lease keeper between two appends.
+    public init(
+        configuration: PostgresJournalConfiguration,
+        onError: @escaping @Sendable (PostgresJournalError) -> Void = { _ in }
+    ) {
+        self.configuration = configuration
+        self.onError = onError
+    }
+
+    /// The epoch this writer holds the stream with (0 before ``acquire()``).
+    public var epoch: UInt64 {
+        lock.withLock { epochValue }
+    }
+
+    /// How many append statements this writer committed, with how many records.
+    public var appendStatistics: AppendStatistics {
+        lock.withLock { statistics }
+    }
+
+    /// The error that stopped this writer, if any.
+    public var stopReason: PostgresJournalError? {
+        lock.withLock { failure }
+    }
+
+    /// Takes the stream over: increments its epoch once the current writer is gone (its session ended) or its
+    /// lease ran out, waiting up to ``PostgresJournalConfiguration/acquireWait`` for that.
+    ///
+    /// - Throws: `JournalError.locked` (``PostgresJournalError/heldByAnotherWriter(storeID:epoch:writer:)``)
+    ///   when another writer still holds the stream after the wait.
+    public func acquire() throws(JournalError) {
+        do throws(PostgresJournalError) {
+            try acquireStream()
+        } catch {
+            throw error.journalError
+        }
+    }
+
+    private func acquireStream() throws(PostgresJournalError) {
+        let deadline = ContinuousClock.now + configuration.acquireWait
+        let writerConnection = try connectPrimary()
+        do {
+            try PostgresSchema.create(on: writerConnection, logger: logger)
+        } catch {
+            throw .database(operation: "creating the sluice tables", description: String(reflecting: error))
+        }
+        let id = configuration.storeID
+        let lockConnection = try connectPrimary()
+        while true {
+            let gotLock: Bool
+            let row: (Int64, Int64)?
+            do {
+                gotLock =
+                    try lockConnection.query(
+                        "SELECT pg_try_advisory_lock(hashtextextended(\(id), 0))",
+                        logger: logger
+                    ).wait().first?.decode(Bool.self) ?? false
+                _ = try writerConnection.query(
+                    "INSERT INTO sluice_streams (store_id) VALUES (\(id)) ON CONFLICT DO NOTHING",
+                    logger: logger
+                ).wait()
+                row = try writerConnection.query(
+                    """
+                    UPDATE sluice_streams SET epoch = epoch + 1, writer = \(configuration.writerName),
+                        lease_until = clock_timestamp() + \(configuration.lease.milliseconds) * interval '1 millisecond'
+                    WHERE store_id = \(id) AND (\(gotLock) OR lease_until < clock_timestamp())
+                    RETURNING epoch, head
+                    """,
+                    logger: logger
+                ).wait().first?.decode((Int64, Int64).self)
+            } catch {
+                throw .database(operation: "taking over store \(id)", description: String(reflecting: error))
+            }
+            if let row {
+                lock.withLock {
+                    connection = writerConnection
+                    epochValue = UInt64(column: row.0)
+                    head = UInt64(column: row.1)
+                }
+                startLeaseKeeper(lockConnection, holdsLock: gotLock)
+                return
+            }
+            if ContinuousClock.now >= deadline {
+                let holder = try? writerConnection.query(
+                    "SELECT epoch, writer FROM sluice_streams WHERE store_id = \(id)",
+                    logger: logger
+                ).wait().first?.decode((Int64, String).self)
+                try? lockConnection.close().wait()
+                try? writerConnection.close().wait()
+                throw .heldByAnotherWriter(
+                    storeID: id,
+                    epoch: UInt64(column: holder?.0 ?? 0),
+                    writer: holder?.1 ?? "?"
+                )
+            }
+            usleep(20_000)
+        }
+    }
+
+    /// The sequence number of the last record, from the head row read at takeover.
+    public func lastSequence() throws(JournalError) -> UInt64 {
+        try checkHealthy()
+        return lock.withLock { head }
+    }
+
+    /// The sequence numbers of the stored snapshots, newest first.
+    public func snapshotSequences() throws(JournalError) -> [UInt64] {
+        let rows = try run(
+            "SELECT seq FROM sluice_snapshots WHERE store_id = \(configuration.storeID) ORDER BY seq DESC",
+            operation: "listing snapshots"
+        )
+        do {
+            return try rows.map { UInt64(column: try $0.decode(Int64.self)) }
+        } catch {
+            throw PostgresJournalError.database(operation: "listing snapshots", description: "\(error)").journalError
+        }
+    }
+
+    /// Reads the snapshot that covers `sequence` and checks its checksum.
+    public func readSnapshot(covering sequence: UInt64) throws(JournalError) -> JournalSnapshot {
+        let id = configuration.storeID
+        let rows = try run(
+            """
+            SELECT reducer_version, checksum, payload FROM sluice_snapshots
+            WHERE store_id = \(id) AND seq = \(Int64(sequence))
+            """,
+            operation: "reading a snapshot"
+        )
+        guard let row = try? rows.first?.decode((Int64, Int64, ByteBuffer).self) else {
+            throw PostgresJournalError.corruptSnapshot(storeID: id, sequence: sequence).journalError
+        }
+        let payload = Array(buffer: row.2)
+        guard UInt32(truncatingIfNeeded: row.1) == JournalChecksum.crc32c(of: payload) else {
+            throw PostgresJournalError.corruptSnapshot(storeID: id, sequence: sequence).journalError
+        }
+        return JournalSnapshot(sequence: sequence, reducerVersion: Int(row.0), payload: payload)
+    }
+
+    /// Calls `body` with each record after `sequence`, in pages, checking each one's sequence and checksum.
+    public func readRecords(
+        after sequence: UInt64,
+        _ body: (UInt64, UnsafeRawBufferPointer) throws(JournalError) -> Void
+    ) throws(JournalError) {
+        let id = configuration.storeID
+        var expected = sequence + 1
+        while true {
+            let rows = try run(
+                """
+                SELECT seq, checksum, payload FROM sluice_records
+                WHERE store_id = \(id) AND seq > \(Int64(expected - 1)) ORDER BY seq LIMIT 10000
+                """,
+                operation: "reading records"
+            )
+            var count = 0
+            for row in rows {
+                count += 1
+                let decoded: (Int64, Int64, ByteBuffer)
+                do {
+                    decoded = try row.decode((Int64, Int64, ByteBuffer).self)
+                } catch {
+                    throw PostgresJournalError.database(operation: "reading records", description: "\(error)")
+                        .journalError
+                }
+                let found = UInt64(column: decoded.0)
+                guard found == expected else {
+                    throw PostgresJournalError.sequenceGap(storeID: id, expected: expected, found: found).journalError
+                }
+                let payload = Array(buffer: decoded.2)
+                guard UInt32(truncatingIfNeeded: decoded.1) == JournalChecksum.crc32c(of: payload) else {
+                    throw PostgresJournalError.checksumMismatch(storeID: id, sequence: found).journalError
+                }
+                var bodyError: JournalError?
+                payload.withUnsafeBytes { bytes in
+                    do throws(JournalError) {
+                        try body(found, bytes)
+                    } catch {
+                        bodyError = error
+                    }
+                }
+                if let bodyError { throw bodyError }
+                expected += 1
+            }
+            if count < 10000 { break }
+        }
+        let last = lock.withLock { head }
+        if expected <= last {
+            // The head row says the stream goes further than its records.
+            throw JournalError.missingRecords(expected: expected, file: "postgres:\(id)")
+        }
+    }
+
+    /// Commits `records` (split by the configured caps), each statement compared-and-set on this writer's epoch
+    /// and on the head; returns once they committed.
+    public func append(_ records: [JournalRecord]) throws(JournalError) {
+        do throws(PostgresJournalError) {
+            var start = 0
+            while start < records.count {
+                var end = start
+                var bytes = 0
+                while end < records.count, end - start < configuration.maxBatchCount,
+                    end == start || bytes + records[end].payload.count <= configuration.maxBatchBytes
+                {
+                    bytes += records[end].payload.count
+                    end += 1
+                }
+                try appendBatch(records[start..<end])
+                start = end
+            }
+        } catch {
+            stop(error)
+            throw error.journalError
+        }
+    }
+
+    private func appendBatch(_ records: ArraySlice<JournalRecord>) throws(PostgresJournalError) {
+        if let failure = lock.withLock({ failure }) { throw failure }
+        guard let first = records.first?.sequence, let last = records.last?.sequence else { return }
+        let id = configuration.storeID
+        let (epoch, currentHead) = lock.withLock { (epochValue, head) }
+        guard first == currentHead + 1 else {
+            throw .sequenceGap(storeID: id, expected: currentHead + 1, found: first)
+        }
+        let sequences = records.map { Int64($0.sequence) }
+        let checksums = records.map { Int64(JournalChecksum.crc32c(of: $0.payload)) }
+        let payloads = records.map { ByteBuffer(bytes: $0.payload) }
+        let statement: PostgresQuery = """
+            WITH moved AS (
+                UPDATE sluice_streams SET head = \(Int64(last)),
+                    lease_until = clock_timestamp() + \(configuration.lease.milliseconds) * interval '1 millisecond'
+                WHERE store_id = \(id) AND epoch = \(Int64(epoch)) AND head = \(Int64(first - 1))
+                RETURNING store_id
+            ), inserted AS (
+                INSERT INTO sluice_records (store_id, seq, epoch, checksum, payload)
+                SELECT moved.store_id, r.seq, \(Int64(epoch)), r.checksum, r.payload
+                FROM moved, unnest(\(sequences)::bigint[], \(checksums)::bigint[], \(payloads)::bytea[])
+                    AS r(seq, checksum, payload)
+                RETURNING 1
+            )
+            SELECT (SELECT count(*) FROM inserted), pg_notify(\(PostgresSchema.channel), \(id) || ' ' || \(Int64(last)))::text
+            FROM moved
+            """
+        var attemptDeadline: ContinuousClock.Instant?
+        while true {
+            let current = lock.withLock { connection }
+            do {
+                guard let current else {
+                    throw PostgresJournalError.database(operation: "append", description: "closed")
+                }
+                let rows = try current.query(statement, logger: logger).wait()
+                if rows.first != nil {
+                    lock.withLock {
+                        head = last
+                        statistics.statements += 1
+                        statistics.records += records.count
+                        statistics.largestStatement = max(statistics.largestStatement, records.count)
+                    }
+                    return
+                }
+                // Nothing matched: fenced, or the head moved under us.
+                try checkHead(epoch: epoch, first: first, last: last, on: current)
+                return
+            } catch let error as PostgresJournalError {
+                throw error
+            } catch {
+                // The connection failed: the statement may or may not have committed. Reconnect to the primary,
+                // then look at the head row before sending it again.
+                let deadline = attemptDeadline ?? (ContinuousClock.now + configuration.reconnectTimeout)
+                attemptDeadline = deadline
+                let fresh = try reconnect(until: deadline, after: error)
+                do {
+                    if try checkHead(epoch: epoch, first: first, last: last, on: fresh, retryable: true) { return }
+                } catch let error as PostgresJournalError {
+                    throw error
+                } catch {
+                    continue
+                }
+            }
+        }
+    }
+
+    /// After an append matched nothing or its outcome is unknown: `true` when the batch is in (committed before
+    /// the connection dropped), `false` when it may be sent again; throws when fenced.
+    @discardableResult
+    private func checkHead(
+        epoch: UInt64,
+        first: UInt64,
+        last: UInt64,
+        on connection: PostgresConnection,
+        retryable: Bool = false
+    ) throws -> Bool {
+        let id = configuration.storeID
+        let row = try connection.query(
+            "SELECT epoch, head FROM sluice_streams WHERE store_id = \(id)",
+            logger: logger
+        ).wait().first?.decode((Int64, Int64).self)
+        guard let row else { throw PostgresJournalError.database(operation: "append", description: "no head row") }
+        let currentEpoch = UInt64(column: row.0)
+        let currentHead = UInt64(column: row.1)
+        if currentEpoch != epoch {
+            throw PostgresJournalError.fenced(storeID: id, epoch: epoch, currentEpoch: currentEpoch)
+        }
+        if currentHead == last {
+            lock.withLock { head = last }
+            return true
+        }
+        if retryable && currentHead == first - 1 { return false }
+        throw PostgresJournalError.sequenceGap(storeID: id, expected: currentHead + 1, found: first)
+    }
+
+    private func reconnect(
+        until deadline: ContinuousClock.Instant,
+        after error: any Error
+    ) throws(PostgresJournalError)
+        -> PostgresConnection
+    {
+        var lastError: PostgresJournalError = .database(operation: "append", description: String(reflecting: error))
+        while ContinuousClock.now < deadline {
+            do throws(PostgresJournalError) {
+                let fresh = try connectPrimary()
+                let old = lock.withLock {
+                    defer { connection = fresh }
+                    return connection
+                }
+                try? old?.close().wait()
+                return fresh
+            } catch {
+                lastError = error
+                usleep(50_000)
+            }
+        }
+        throw lastError
+    }
+
+    /// Nothing to do: an append returns once its statement committed.
+    public func sync() throws(JournalError) {
+        try checkHealthy()
+    }
+
+    /// Stores a snapshot if this writer still holds the stream.
+    public func writeSnapshot(_ snapshot: JournalSnapshot) throws(JournalError) {
+        let id = configuration.storeID
+        let epoch = Int64(lock.withLock { epochValue })
+        let checksum = Int64(JournalChecksum.crc32c(of: snapshot.payload))
+        let rows = try run(
+            """
+            INSERT INTO sluice_snapshots (store_id, seq, reducer_version, checksum, payload)
+            SELECT \(id), \(Int64(snapshot.sequence)), \(Int64(snapshot.reducerVersion)), \(checksum),
+                \(ByteBuffer(bytes: snapshot.payload))
+            FROM sluice_streams WHERE store_id = \(id) AND epoch = \(epoch)
+            ON CONFLICT (store_id, seq) DO UPDATE SET reducer_version = excluded.reducer_version,
+                checksum = excluded.checksum, payload = excluded.payload
+            RETURNING seq
+            """,
+            operation: "writing a snapshot"
+        )
+        if rows.first == nil {
+            let error = PostgresJournalError.fenced(storeID: id, epoch: UInt64(epoch), currentEpoch: 0)
+            stop(error)
+            throw error.journalError
+        }
+    }
+
+    /// Removes snapshots older than the newest `keeping` and the records the oldest kept one covers.
+    public func compact(keepingSnapshots keeping: Int) throws(JournalError) {
+        let kept = try snapshotSequences().prefix(keeping)
+        guard kept.count == keeping, let oldest = kept.last else { return }
+        let id = configuration.storeID
+        _ = try run(
+            "DELETE FROM sluice_snapshots WHERE store_id = \(id) AND seq < \(Int64(oldest))",
+            operation: "compacting"
+        )
+        _ = try run(
+            "DELETE FROM sluice_records WHERE store_id = \(id) AND seq <= \(Int64(oldest))",
+            operation: "compacting"
+        )
+    }
+
+    /// Gives the stream up: stops renewing the lease, releases the advisory lock and closes the connections.
+    /// The epoch stays: the next writer increments it.
+    public func close() {
+        let (connection, keeper) = lock.withLock {
+            defer {
+                isClosed = true
+                self.connection = nil
+                self.keeper = nil
+            }
+            return (self.connection, self.keeper)
+        }
+        keeper?.cancel()
+        try? connection?.close().wait()
+    }
+
+    // MARK: - Helpers
+
+    private func connectPrimary() throws(PostgresJournalError) -> PostgresConnection {
+        try PostgresLink.connect(
+            configuration.endpoints,
+            username: configuration.username,
+            password: configuration.password,
+            database: configuration.database,
+            primaryOnly: true
+        )
+    }
+
+    private func checkHealthy() throws(JournalError) {
+        if let failure = lock.withLock({ failure }) { throw failure.journalError }
+    }
+
+    private func run(_ query: PostgresQuery, operation: String) throws(JournalError) -> PostgresQueryResult {
+        try checkHealthy()
+        guard let connection = lock.withLock({ connection }) else {
+            throw PostgresJournalError.database(operation: operation, description: "not acquired").journalError
+        }
+        do {
+            return try connection.query(query, logger: logger).wait()
+        } catch {
+            throw PostgresJournalError.database(operation: operation, description: String(reflecting: error))
+                .journalError
+        }
+    }
+
+    /// Stops this writer: remembers the first error and reports it once.
+    private func stop(_ error: PostgresJournalError) {
+        let isFirst = lock.withLock {
+            guard failure == nil, !isClosed else { return false }
+            failure = error
+            return true
+        }
+        if isFirst { onError(error) }
+    }
+
+    /// Renews the lease every third of it on the lock connection (compared on the epoch), and takes the advisory
+    /// lock when it was not free at takeover; finds a fencing between appends.
+    private func startLeaseKeeper(_ lockConnection: PostgresConnection, holdsLock: Bool) {
+        let configuration = configuration
+        let epoch = Int64(lock.withLock { epochValue })
+        let interval = configuration.lease / 3
+        let task = Task { [weak self] in
+            var connection: PostgresConnection? = lockConnection
+            var holdsLock = holdsLock
+            let logger = PostgresLink.logger
+            let id = configuration.storeID
+            defer {
+                if let toClose = connection { Task { try? await toClose.close() } }
+            }
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                if Task.isCancelled { return }
+                do {
+                    if connection == nil {
+                        connection = try await PostgresLink.connectAsync(
+                            configuration.endpoints,
+                            username: configuration.username,
+                            password: configuration.password,
+                            database: configuration.database,
+                            primaryOnly: true
+                        )
+                        holdsLock = false
+                    }
+                    guard let current = connection else { continue }
+                    if !holdsLock {
+                        for try await value in try await current.query(
+                            "SELECT pg_try_advisory_lock(hashtextextended(\(id), 0))",
+                            logger: logger
+                        ).decode(Bool.self) {
+                            holdsLock = value
+                        }
+                    }
+                    var renewed = false
+                    var currentEpoch: Int64 = 0
+                    for try await value in try await current.query(
+                        """
+                        SELECT epoch = \(epoch), epoch FROM sluice_streams WHERE store_id = \(id)
+                        """,
+                        logger: logger
+                    ).decode((Bool, Int64).self) {
+                        renewed = value.0
+                        currentEpoch = value.1
+                    }
+                    if renewed {
+                        try await current.query(
+                            """
+                            UPDATE sluice_streams SET lease_until = clock_timestamp()
+                                + \(configuration.lease.milliseconds) * interval '1 millisecond'
+                            WHERE store_id = \(id) AND epoch = \(epoch)
+                            """,
+                            logger: logger
+                        )
+                    } else {
+                        self?.stop(
+                            .fenced(storeID: id, epoch: UInt64(epoch), currentEpoch: UInt64(column: currentEpoch))
+                        )
+                        return
+                    }
+                } catch {
+                    // The primary is gone or failing over: try again on the next round.
+                    if let old = connection { try? await old.close() }
+                    connection = nil
+                }
+            }
+        }
+        lock.withLock { keeper = task }
+    }
+}
+
+/// What a writer's appends amounted to: a batch of the journal's group commit is one statement unless the caps
+/// split it.
+public struct AppendStatistics: Sendable, Equatable {
+    /// Append statements committed.
+    public var statements = 0
+    /// Records they held.
+    public var records = 0
+    /// The most records one statement held.
+    public var largestStatement = 0
+}

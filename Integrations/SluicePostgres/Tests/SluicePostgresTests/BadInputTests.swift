@@ -1,0 +1,134 @@
+import Foundation
+import PostgresNIO
+import Sluice
+import SluicePostgres
+import Testing
+
+/// Damage in the stream, a foreign snapshot and a held store id: each a named error, never a silent skip.
+@Suite(.enabled(if: TestDatabase.available), .timeLimit(.minutes(1)))
+struct BadInputTests {
+    /// Writes `count` records through a journal (one writer, then closed), returns the store id.
+    func writeRecords(_ count: Int, prefix: String) throws -> String {
+        let storeID = TestDatabase.uniqueStoreID(prefix)
+        let journal = try Journal(storage: PostgresJournalStorage(configuration: TestDatabase.configuration(storeID)))
+        let store = try Store<Ledger, LedgerAction>(
+            recoveringFrom: journal,
+            durability: .everyAction,
+            initialState: Ledger(),
+            reducer: ledgerReducer
+        )
+        for sequence in 1...count { store.dispatch(.add(sequence % 997)) }
+        #expect(journal.durableThrough == UInt64(count))
+        journal.close()
+        return storeID
+    }
+
+    func execute(_ query: PostgresQuery) async throws {
+        try await TestDatabase.withConnection { connection in
+            _ = try await connection.query(query, logger: Logger(label: "sluice.tests"))
+        }
+    }
+
+    func follow(
+        _ storeID: String,
+        reducerVersion: Int = 0
+    ) async throws(PostgresJournalError) -> PostgresFollower<
+        Ledger, LedgerAction
+    > {
+        try await PostgresFollower(
+            configuration: TestDatabase.configuration(storeID),
+            reducerVersion: reducerVersion,
+            initialState: Ledger(),
+            reducer: ledgerReducer
+        )
+    }
+
+    func recoverError(_ storeID: String) -> JournalError? {
+        do {
+            let storage = PostgresJournalStorage(configuration: TestDatabase.configuration(storeID))
+            let journal = try Journal(storage: storage)
+            defer { journal.close() }
+            _ = try Store<Ledger, LedgerAction>.recover(from: journal, initialState: Ledger(), reducer: ledgerReducer)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test func checksumMismatchIsNamed() async throws {
+        let storeID = try writeRecords(5, prefix: "checksum")
+        try await execute("UPDATE sluice_records SET checksum = checksum + 1 WHERE store_id = \(storeID) AND seq = 3")
+        await #expect(throws: PostgresJournalError.checksumMismatch(storeID: storeID, sequence: 3)) {
+            _ = try await follow(storeID)
+        }
+        #expect(recoverError(storeID) == .corruptRecord(file: "postgres:\(storeID)", offset: 3))
+    }
+
+    @Test func sequenceGapIsNamed() async throws {
+        let storeID = try writeRecords(5, prefix: "gap")
+        try await execute("DELETE FROM sluice_records WHERE store_id = \(storeID) AND seq = 3")
+        await #expect(throws: PostgresJournalError.sequenceGap(storeID: storeID, expected: 3, found: 4)) {
+            _ = try await follow(storeID)
+        }
+        #expect(
+            recoverError(storeID) == .unexpectedSequence(file: "postgres:\(storeID)", offset: 4, expected: 3, found: 4)
+        )
+        // A gap at the end (the head says 5, the table ends at 4) is named too.
+        let tail = try writeRecords(5, prefix: "gap-end")
+        try await execute("DELETE FROM sluice_records WHERE store_id = \(tail) AND seq = 5")
+        #expect(recoverError(tail) == .missingRecords(expected: 5, file: "postgres:\(tail)"))
+    }
+
+    @Test func snapshotOfAnotherReducerVersionIsNamed() async throws {
+        let storeID = TestDatabase.uniqueStoreID("version")
+        let journal = try Journal(storage: PostgresJournalStorage(configuration: TestDatabase.configuration(storeID)))
+        let store = try Store<Ledger, LedgerAction>(
+            recoveringFrom: journal,
+            durability: .everyAction,
+            reducerVersion: 7,
+            initialState: Ledger(),
+            reducer: ledgerReducer
+        )
+        for sequence in 1...6 {
+            store.dispatch(.add(sequence))
+            if sequence == 3 || sequence == 5 { try journal.snapshot(store, reducerVersion: 7) }
+        }
+        journal.close()
+        // Compaction kept the snapshots at 3 and 5 and removed the records 1...3.
+        await #expect(
+            throws: PostgresJournalError.foreignReducerVersion(
+                storeID: storeID,
+                snapshotSequence: 5,
+                found: 7,
+                expected: 8
+            )
+        ) {
+            _ = try await follow(storeID, reducerVersion: 8)
+        }
+        // The version that made it reads it and follows.
+        let follower = try await follow(storeID, reducerVersion: 7)
+        #expect(follower.appliedSequence == 6)
+        #expect(follower.state == Ledger(count: 6, sum: 21))
+    }
+
+    @Test func storeHeldByAnotherWriterIsNamed() throws {
+        let storeID = TestDatabase.uniqueStoreID("held")
+        let first = PostgresJournalStorage(configuration: TestDatabase.configuration(storeID, writer: "first"))
+        let journal = try Journal(storage: first)
+        defer { journal.close() }
+        let second = PostgresJournalStorage(
+            configuration: TestDatabase.configuration(storeID, writer: "second", acquireWait: .milliseconds(300))
+        )
+        let error = PostgresJournalError.heldByAnotherWriter(storeID: storeID, epoch: first.epoch, writer: "first")
+        #expect(throws: error.journalError) { _ = try Journal(storage: second) }
+    }
+
+    @Test func followerRefusesDispatch() async throws {
+        let storeID = try writeRecords(2, prefix: "refuse")
+        let follower = try await follow(storeID)
+        #expect(throws: PostgresJournalError.readOnlyFollower(storeID: storeID)) {
+            try follower.dispatch(.add(1))
+        }
+        #expect(follower.state == Ledger(count: 2, sum: 3))
+    }
+}

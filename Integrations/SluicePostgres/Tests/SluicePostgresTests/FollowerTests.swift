@@ -1,0 +1,69 @@
+import Foundation
+import PostgresNIO
+import Sluice
+import SluicePostgres
+import Testing
+
+/// A follower equals the writer at every checkpoint under load from several threads, and resumes after a dropped
+/// connection from its last sequence, with no gap and no duplicate.
+@Suite(.enabled(if: TestDatabase.available), .timeLimit(.minutes(2)))
+struct FollowerTests {
+    @Test func followerEqualsWriterAndResumesAfterDroppedConnection() async throws {
+        let storeID = TestDatabase.uniqueStoreID("follower")
+        let storage = PostgresJournalStorage(configuration: TestDatabase.configuration(storeID))
+        let journal = try Journal(storage: storage)
+        let store = try Store<Ledger, LedgerAction>(
+            recoveringFrom: journal,
+            durability: .groupCommit(interval: .zero),
+            initialState: Ledger(),
+            reducer: ledgerReducer
+        )
+        let follower = try await PostgresFollower<Ledger, LedgerAction>(
+            configuration: TestDatabase.configuration(storeID),
+            pollInterval: .milliseconds(200),
+            initialState: Ledger(),
+            reducer: ledgerReducer
+        )
+        let applied = Locked<[UInt64]>([])
+        follower.onApply { sequence in applied.withValue { $0.append(sequence) } }
+        let threads = 8
+        let perThreadAndRound = 150
+        let rounds = 6
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await journal.run() }
+            group.addTask { try await follower.run() }
+            for round in 1...rounds {
+                // Several threads dispatch at once; the checkpoint is when all of them are done and durable.
+                DispatchQueue.concurrentPerform(iterations: threads) { thread in
+                    for index in 0..<perThreadAndRound {
+                        store.dispatch(.add(thread * 1_000 + index))
+                    }
+                }
+                let last = journal.lastSequence
+                try await journal.durable(through: last)
+                #expect(await follower.waitUntilApplied(last, timeout: .seconds(20)), "round \(round)")
+                #expect(follower.state == store.state, "round \(round)")
+                #expect(follower.appliedSequence == last)
+                if round == 3 {
+                    // Drop the follower's connection from the server's side.
+                    try await TestDatabase.withConnection { connection in
+                        _ = try await connection.query(
+                            """
+                            SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                            WHERE query LIKE \("%sluice-follower:" + storeID + "%") AND pid <> pg_backend_pid()
+                            """,
+                            logger: Logger(label: "sluice.tests")
+                        )
+                    }
+                }
+            }
+            group.cancelAll()
+        }
+        journal.close()
+        let total = UInt64(threads * perThreadAndRound * rounds)
+        #expect(follower.reconnects >= 1, "the connection was not dropped")
+        #expect(applied.current == Array(1...total), "gap or duplicate in the applied sequence")
+        #expect(store.state.count == Int(total))
+        #expect(throws: PostgresJournalError.readOnlyFollower(storeID: storeID)) { try follower.dispatch(.add(1)) }
+    }
+}

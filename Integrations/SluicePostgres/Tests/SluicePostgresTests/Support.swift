@@ -1,0 +1,283 @@
+import Foundation
+import PostgresNIO
+import Sluice
+import SluicePostgres
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The servers that `scripts/ci.sh` started: the tests run only when its variables are set.
+enum TestDatabase {
+    static let environment = ProcessInfo.processInfo.environment
+
+    static var available: Bool { environment["SLUICE_PG_PRIMARY"] != nil }
+
+    static func endpoint(_ name: String) -> PostgresEndpoint {
+        let value = environment[name] ?? "127.0.0.1:5432"
+        let parts = value.split(separator: ":")
+        return PostgresEndpoint(host: String(parts[0]), port: Int(parts[1]) ?? 5432)
+    }
+
+    static var primary: PostgresEndpoint { endpoint("SLUICE_PG_PRIMARY") }
+    static var standby: PostgresEndpoint { endpoint("SLUICE_PG_STANDBY") }
+
+    /// Both servers, primary first: the client finds whichever is the primary.
+    static var endpoints: [PostgresEndpoint] { [primary, standby] }
+
+    static func uniqueStoreID(_ prefix: String) -> String {
+        "\(prefix)-\(UUID().uuidString.prefix(8))"
+    }
+
+    static func configuration(
+        _ storeID: String,
+        writer: String = "test",
+        lease: Duration = .seconds(2),
+        acquireWait: Duration = .zero,
+        maxBatchCount: Int = 2_000
+    ) -> PostgresJournalConfiguration {
+        PostgresJournalConfiguration(
+            endpoints: endpoints,
+            storeID: storeID,
+            writerName: writer,
+            lease: lease,
+            acquireWait: acquireWait,
+            maxBatchCount: maxBatchCount
+        )
+    }
+
+    /// Runs `body` with a connection to the primary.
+    static func withConnection<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        var configuration = PostgresConnection.Configuration(
+            host: primary.host,
+            port: primary.port,
+            username: "postgres",
+            password: nil,
+            database: "postgres",
+            tls: .disable
+        )
+        configuration.options.connectTimeout = .seconds(5)
+        let connection = try await PostgresConnection.connect(
+            configuration: configuration,
+            id: 9_999,
+            logger: Logger(label: "sluice.tests")
+        )
+        do {
+            let result = try await body(connection)
+            try? await connection.close()
+            return result
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+    }
+
+    /// The records of a store: sequence, epoch, payload value (`add(n)` decoded), in sequence order.
+    static func records(of storeID: String) async throws -> [(sequence: Int64, epoch: Int64, value: Int)] {
+        try await withConnection { connection in
+            var result: [(Int64, Int64, Int)] = []
+            let rows = try await connection.query(
+                "SELECT seq, epoch, payload FROM sluice_records WHERE store_id = \(storeID) ORDER BY seq",
+                logger: Logger(label: "sluice.tests")
+            )
+            for try await (sequence, epoch, payload) in rows.decode((Int64, Int64, ByteBuffer).self) {
+                let action = try JSONDecoder().decode(LedgerAction.self, from: Data(buffer: payload))
+                guard case .add(let value) = action else { continue }
+                result.append((sequence, epoch, value))
+            }
+            return result
+        }
+    }
+
+    /// Runs a PostgreSQL program as the `postgres` user (the servers refuse root).
+    @discardableResult
+    static func runAsPostgres(_ program: String, _ arguments: [String]) throws -> Int32 {
+        let bin = environment["SLUICE_PG_BIN"] ?? "/usr/lib/postgresql/15/bin"
+        let process = Process()
+        if getuid() == 0 {
+            process.executableURL = URL(fileURLWithPath: "/sbin/runuser")
+            process.arguments = ["-u", "postgres", "--", "\(bin)/\(program)"] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: "\(bin)/\(program)")
+            process.arguments = arguments
+        }
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}
+
+struct Ledger: Codable, Equatable, Sendable {
+    var count = 0
+    var sum = 0
+}
+
+enum LedgerAction: Codable, Sendable {
+    case add(Int)
+}
+
+let ledgerReducer = Reducer<Ledger, LedgerAction>(mutating: { state, action in
+    switch action {
+    case .add(let value):
+        state.count += 1
+        state.sum += value
+    }
+})
+
+/// The state after `add(sequence % 997)` for each sequence 1...count, as the writer process dispatches them.
+func sequentialLedger(count: Int) -> Ledger {
+    var ledger = Ledger()
+    for sequence in stride(from: 1, through: count, by: 1) {
+        ledgerReducer.reduce(into: &ledger, .add(sequence % 997))
+    }
+    return ledger
+}
+
+struct HarnessError: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// A thread-safe box.
+final class Locked<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) {
+        self.value = value
+    }
+
+    var current: Value {
+        lock.withLock { value }
+    }
+
+    func withValue<T>(_ body: (inout Value) -> T) -> T {
+        lock.withLock { body(&value) }
+    }
+}
+
+/// One run of the writer process (`SluicePostgresWriter`); its output is read by a thread.
+final class WriterProcess: Sendable {
+    let process: Process
+    private let output = Locked<[UInt8]>([])
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(storeID: String, name: String, lease: Int, acquireWait: Int, actions: Int = 1_000_000) throws {
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: try Self.executable())
+        let endpoints = TestDatabase.endpoints.map(\.description).joined(separator: ",")
+        process.arguments = [endpoints, storeID, name, "\(lease)", "\(acquireWait)", "\(actions)"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let reading = pipe.fileHandleForReading
+        let output = output
+        let finished = finished
+        Thread {
+            while true {
+                let data = reading.availableData
+                if data.isEmpty { break }
+                output.withValue { $0 += data }
+            }
+            finished.signal()
+        }.start()
+    }
+
+    /// The complete lines printed so far.
+    var lines: [Substring] {
+        let text = String(decoding: output.current, as: UTF8.self)
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        lines.removeLast()
+        return lines
+    }
+
+    /// The acknowledged sequence numbers printed so far.
+    var acknowledged: [Int] { lines.compactMap { Int($0) } }
+
+    /// The value of a `key <value>` line.
+    func value(of key: String) -> String? {
+        lines.first { $0.hasPrefix(key + " ") }.map { String($0.dropFirst(key.count + 1)) }
+    }
+
+    /// Waits (bounded) until `condition` holds on this process's output.
+    func wait(
+        for what: String,
+        timeout: Duration = .seconds(30),
+        _ condition: (WriterProcess) -> Bool
+    ) throws {
+        let deadline = ContinuousClock.now + timeout
+        while !condition(self) {
+            guard ContinuousClock.now < deadline else {
+                throw HarnessError(description: "timed out waiting for \(what); output: \(lines.suffix(5))")
+            }
+            usleep(500)
+        }
+    }
+
+    func signal(_ signal: Int32) {
+        kill(process.processIdentifier, signal)
+    }
+
+    /// Kills the process and waits until its output is read to the end.
+    func killAndWait() {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        _ = finished.wait(timeout: .now() + 30)
+    }
+
+    /// Waits (bounded) for the process to exit; kills it if it does not.
+    func waitForExit(timeout: Duration) -> Int32? {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning && ContinuousClock.now < deadline { usleep(1_000) }
+        if process.isRunning {
+            killAndWait()
+            return nil
+        }
+        _ = finished.wait(timeout: .now() + 30)
+        return process.terminationStatus
+    }
+
+    /// The `SluicePostgresWriter` executable next to the test bundle.
+    static func executable() throws -> String {
+        let starts = CommandLine.arguments + Bundle.allBundles.map(\.bundlePath)
+        for start in starts where start.hasPrefix("/") {
+            var directory = URL(fileURLWithPath: start).resolvingSymlinksInPath().deletingLastPathComponent()
+            for _ in 0..<4 {
+                let candidate = directory.appendingPathComponent("SluicePostgresWriter").path
+                if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+                directory.deleteLastPathComponent()
+            }
+        }
+        throw HarnessError(description: "SluicePostgresWriter not found near \(starts)")
+    }
+}
+
+/// A small seeded generator, so that the kill moments are the same in every run.
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) {
+        state = seed
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Checks the stream of a store: sequences 1...N without a gap, epochs never decreasing along it.
+func checkStream(_ storeID: String) async throws -> [(sequence: Int64, epoch: Int64, value: Int)] {
+    let records = try await TestDatabase.records(of: storeID)
+    #expect(records.map(\.sequence) == Array(stride(from: Int64(1), through: Int64(records.count), by: 1)))
+    for (previous, next) in zip(records, records.dropFirst()) {
+        #expect(previous.epoch <= next.epoch, "epoch decreases at \(next.sequence)")
+    }
+    for record in records {
+        #expect(record.value == Int(record.sequence % 997), "record \(record.sequence)")
+    }
+    return records
+}
