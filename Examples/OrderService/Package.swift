@@ -44,9 +44,20 @@ let package = Package(
             name: "OrderServiceTests",
             dependencies: [
                 "OrderServiceCore",
+                // Built for the test that starts the server as a process and stops it with SIGTERM.
+                "OrderService",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Sluice", package: sluicePackage),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ]
 )
+
+for target in package.targets {
+    var settings = target.swiftSettings ?? []
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+    settings.append(.enableUpcomingFeature("InternalImportsByDefault"))
+    target.swiftSettings = settings
+}

@@ -1,5 +1,5 @@
 import Dispatch
-import Logging
+public import Logging
 public import ServiceLifecycle
 import Synchronization
 

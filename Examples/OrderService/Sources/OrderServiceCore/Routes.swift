@@ -1,6 +1,6 @@
 import Foundation
 public import Hummingbird
-import Prometheus
+public import Prometheus
 
 /// The HTTP interface: `POST /orders`, `GET /orders/{id}`, `GET /stats`, `GET /metrics`.
 ///

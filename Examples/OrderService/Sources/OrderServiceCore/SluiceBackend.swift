@@ -1,4 +1,4 @@
-import Logging
+public import Logging
 public import ServiceLifecycle
 public import Sluice
 
