@@ -1,13 +1,7 @@
+import Foundation
+import Hummingbird
 import Logging
 import OrderServiceCore
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 // `swift run -c release OrderService --port 8080`: see README.md.
 
@@ -15,12 +9,12 @@ let options: ServiceOptions
 do {
     options = try ServiceOptions(arguments: CommandLine.arguments.dropFirst())
 } catch {
-    if let message = error.message {
-        fputs("OrderService: \(message)\n\(ServiceOptions.usage)\n", stderr)
-        exit(2)
+    guard let message = error.message else {
+        print(ServiceOptions.usage)
+        exit(0)
     }
-    print(ServiceOptions.usage)
-    exit(0)
+    FileHandle.standardError.write(Data("OrderService: \(message)\n\(ServiceOptions.usage)\n".utf8))
+    exit(2)
 }
 
 var logger = Logger(label: "OrderService")
@@ -29,9 +23,9 @@ logger[metadataKey: "backend"] = "\(options.backend.rawValue)"
 
 do {
     let app = try makeOrderService(options: options, logger: logger) { port in
-        // The line that scripts and tests wait for.
-        print("OrderService listening on \(options.host):\(port) backend=\(options.backend.rawValue)")
-        fflush(stdout)
+        // The line that scripts and tests wait for; written unbuffered, so that a pipe sees it at once.
+        let line = "OrderService listening on \(options.host):\(port) backend=\(options.backend.rawValue)\n"
+        FileHandle.standardOutput.write(Data(line.utf8))
     }
     try await app.runService()
 } catch {

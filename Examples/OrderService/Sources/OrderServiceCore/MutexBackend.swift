@@ -1,6 +1,7 @@
 import Dispatch
 public import Logging
-public import ServiceLifecycle
+import ServiceLifecycle
+import Sluice
 import Synchronization
 
 /// The same reducer and follow-ups on a `Mutex`-guarded `ShopState`: the floor that ``SluiceBackend`` is compared

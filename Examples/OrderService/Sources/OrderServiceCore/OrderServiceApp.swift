@@ -2,6 +2,7 @@ public import Hummingbird
 public import Logging
 
 public import Prometheus
+import Sluice
 
 /// Builds the whole service from its options: the backend (recovered from its journal when there is one), the
 /// metrics, the routes, and the Hummingbird application that runs the backend as a service.

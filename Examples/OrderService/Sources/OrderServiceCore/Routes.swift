@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 public import Hummingbird
 public import Prometheus
 
@@ -21,7 +22,7 @@ public func makeRouter(
         let body = try await request.body.collect(upTo: maxBodyBytes)
         let placeOrder = try OrderRequestBody.decode(body).validated()
         let order: Order
-        do {
+        do throws(BackendError) {
             order = try await backend.place(placeOrder)
         } catch {
             switch error {

@@ -1,5 +1,5 @@
 public import Logging
-public import ServiceLifecycle
+import ServiceLifecycle
 public import Sluice
 
 /// The orders in a Sluice `Store`, optionally journaled.

@@ -12,7 +12,7 @@ import Testing
     /// Low enough that the products cross the restock threshold while the clients order.
     static let initialStock = 150
 
-    @Test(arguments: BackendKind.allCases, .timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(2)), arguments: BackendKind.allCases)
     func concurrentClientsLeaveExactlyTheStateOfTheirAcknowledgedOrders(_ kind: BackendKind) async throws {
         let initial = ShopState(stock: Dictionary(uniqueKeysWithValues: Self.products.map { ($0, Self.initialStock) }))
         let app = testApplication(kind.make(initial))

@@ -1,3 +1,4 @@
+import Sluice
 import Testing
 
 @testable import OrderServiceCore

@@ -1,7 +1,6 @@
 import Hummingbird
 import HummingbirdTesting
 import Sluice
-import Synchronization
 import Testing
 
 @testable import OrderServiceCore
@@ -15,16 +14,16 @@ import Testing
         try await withTemporaryDirectory { directory in
             let server = try ServerProcess(arguments: ["--port", "0", "--data-dir", directory])
             let port = try await server.port()
-            let acknowledged = Mutex<[Order]>([])
             let (acks, ack) = AsyncStream.makeStream(of: Void.self)
-            let failures = try await withThrowingTaskGroup(of: [String].self) { group in
+            // Each client's acknowledged orders, and what went wrong if anything.
+            let results = try await withThrowingTaskGroup(of: ([Order], String?).self) { group in
                 for clientIndex in 0..<Self.clients {
                     group.addTask {
                         // Each client orders until the server stops answering.
                         let connection = TestClient(host: "127.0.0.1", port: port)
                         connection.connect()
                         defer { Task { try? await connection.shutdown() } }
-                        var index = 0
+                        var orders: [Order] = []
                         while true {
                             let response: TestClient.Response
                             do {
@@ -33,19 +32,17 @@ import Testing
                                     body: orderBody(customer: "client-\(clientIndex)", sku: "pear", quantity: 1)
                                 )
                             } catch {
-                                return []  // the server closed the connection
+                                return (orders, nil)  // the server closed the connection
                             }
                             switch response.status {
                             case .created:
-                                let order = try decode(Order.self, response.body)
-                                acknowledged.withLock { $0.append(order) }
+                                orders.append(try decode(Order.self, response.body))
                                 ack.yield()
                             case .serviceUnavailable:
-                                return []
+                                return (orders, nil)
                             default:
-                                return ["status \(response.status) for order \(index) of client \(clientIndex)"]
+                                return (orders, "status \(response.status) after \(orders.count) orders of client \(clientIndex)")
                             }
-                            index += 1
                         }
                     }
                 }
@@ -56,13 +53,14 @@ import Testing
                     if count == 200 { break }
                 }
                 server.terminate()
-                return try await group.reduce(into: []) { $0 += $1 }
+                return try await group.reduce(into: []) { $0.append($1) }
             }
             ack.finish()
+            let failures = results.compactMap(\.1)
             #expect(failures.isEmpty, "\(failures)")
             #expect(await server.waitForExit() == 0)
 
-            let orders = acknowledged.withLock { $0 }
+            let orders = results.flatMap(\.0)
             #expect(orders.count >= 200)
             let journal = try Journal(directory: directory)
             let (state, recovery) = try Store<ShopState, ShopAction>.recover(

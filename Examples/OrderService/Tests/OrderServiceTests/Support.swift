@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import Prometheus
+import Testing
 
 @testable import OrderServiceCore
 
