@@ -176,6 +176,8 @@ struct OrderRequestBody: Decodable {
                 ? "the body must be a JSON object" : "field \(path(context)) must be of type \(type)"
         case .valueNotFound(let type, let context):
             return "field \(path(context)) must be a \(type), not null"
+        case .dataCorrupted(let context) where !context.codingPath.isEmpty:
+            return "field \(path(context)) has an invalid value"
         case .dataCorrupted:
             return "malformed JSON"
         @unknown default:
