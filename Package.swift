@@ -21,7 +21,8 @@ let package = Package(
         .executableTarget(name: "SluiceJournalCrash", dependencies: ["Sluice"]),
         .testTarget(name: "SluiceTests", dependencies: ["Sluice", "SluiceTesting", "SluiceJournalCrash"]),
         .testTarget(name: "SluiceTestingTests", dependencies: ["Sluice", "SluiceTesting"]),
-        .testTarget(name: "SluiceDemoTests", dependencies: ["SluiceDemoKit", "Sluice"]),
+        // The demo's crash test launches `sluice-demo` and kills it.
+        .testTarget(name: "SluiceDemoTests", dependencies: ["SluiceDemoKit", "Sluice", "SluiceDemo"]),
     ],
     swiftLanguageModes: [.v6]
 )

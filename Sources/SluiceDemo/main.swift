@@ -15,10 +15,18 @@ if options.help {
 
 if !options.quiet {
     print("sluice-demo: \(options.orders) orders from \(options.producers) producer threads")
+    // `--acknowledge` writes its lines unbuffered: print what is buffered first, to keep the order.
+    fflush(nil)
 }
 // A new folder for each run, so that runs never share (or leave behind) a snapshot unless asked to keep it.
 let snapshotDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-demo-\(UUID())")
-let summary = runDemo(options, snapshotDirectory: snapshotDirectory)
+let summary: DemoSummary
+do {
+    summary = try runDemo(options, snapshotDirectory: snapshotDirectory)
+} catch {
+    FileHandle.standardError.write(Data("sluice-demo: \(error)\n".utf8))
+    exit(3)
+}
 if !options.quiet {
     print("Log excerpt (sampled logging middleware and throttled metrics reporter)")
     for line in summary.logExcerpt {
@@ -28,7 +36,7 @@ if !options.quiet {
 print(summary.report)
 if options.keepSnapshot {
     print("Snapshot kept in \(snapshotDirectory.path)")
-} else {
+} else if options.dataDirectory == nil {
     try? FileManager.default.removeItem(at: snapshotDirectory)
 }
 exit(summary.passed ? 0 : 1)

@@ -24,7 +24,10 @@ public struct DemoSummary: Sendable {
     public var checks: [Check]
     /// The first lines of the logging middleware and the throttled metrics reporter.
     public var logExcerpt: [String]
+    /// The JSON snapshot file, or the data directory with `--data-dir`.
     public var snapshotPath: String
+    /// What `--data-dir` recovered, journaled and verified; `nil` without it.
+    public var journal: JournalSummary?
 
     /// Producer dispatches per second of wall-clock time.
     public var dispatchesPerSecond: Double {
@@ -46,10 +49,18 @@ public struct DemoSummary: Sendable {
                 + " (revenue \(formatCents(finalState.orders.revenueCents)))"
         )
         lines.append("  actions processed    \(actionsProcessed) (\(dispatches) dispatched by the producers)")
-        lines.append(
-            "  throughput           \(Int(dispatchesPerSecond.rounded())) dispatches/s"
-                + " (\(String(format: "%.3f", seconds)) s wall clock, all middleware on)"
-        )
+        lines.append("  order book           \(finalState.orders.byID.count) orders by id (forEach)")
+        if dispatches > 0 {
+            lines.append(
+                "  throughput           \(Int(dispatchesPerSecond.rounded())) dispatches/s"
+                    + " (\(String(format: "%.3f", seconds)) s wall clock, all middleware on)"
+            )
+        } else {
+            lines.append("  throughput           no orders left to place")
+        }
+        if let journal {
+            lines += journal.lines
+        }
         lines.append("Effect runs")
         for (name, count) in effectRuns {
             lines.append("  \(name.padding(toLength: 36, withPad: " ", startingAt: 0)) \(count)")
@@ -110,26 +121,47 @@ public let demoCatalogue: [SKU: Int] = [
     "elderberry": 500, "fig": 500, "grape": 500, "limited-edition": 40,
 ]
 
+/// The catalogue's SKUs in order, sorted once (the order book check describes every fulfilled order).
+private let demoSKUs = demoCatalogue.keys.sorted()
+
 /// The order a producer places for an order id: deterministic, so runs are comparable.
 public func demoOrder(id: Int) -> Order {
-    let skus = demoCatalogue.keys.sorted()
-    let sku = skus[id % skus.count]
+    let sku = demoSKUs[id % demoSKUs.count]
     return Order(id: id, sku: sku, quantity: id % 3 + 1, priceCents: 199 + (id % 7) * 100)
 }
 
 /// Runs the order-processing scenario and returns what happened.
 ///
+/// With `options.dataDirectory`, every action is journaled there and the run resumes from the journal that the
+/// directory holds: it starts from the recovered state, decides the pending orders again, requests the quote in
+/// flight again, and places only the orders of `1...options.orders` that the journal lacks.
+///
 /// - Parameters:
-///   - snapshotDirectory: Where the snapshot is written; the folder is created if needed and kept.
+///   - snapshotDirectory: Where the JSON snapshot is written without a data directory; the folder is created if
+///     needed and kept.
 ///   - dependencies: The services of the store (its price service, say); the snapshot store is set to
 ///     `snapshotDirectory`.
+///   - acknowledge: With `options.acknowledge`, receives the placed orders once durable; by default they are
+///     written to standard output.
+/// - Throws: A ``DemoError`` when the data directory cannot be used; nothing ran then.
 public func runDemo(
     _ options: DemoOptions,
     snapshotDirectory: URL,
-    dependencies: StoreDependencies = StoreDependencies()
-) -> DemoSummary {
+    dependencies: StoreDependencies = StoreDependencies(),
+    acknowledge: @escaping @Sendable ([DemoAcknowledgement]) -> Void = writeAcknowledgementsToStandardOutput
+) throws(DemoError) -> DemoSummary {
+    // The journal first: a data directory that cannot be used stops the run before anything happens.
+    let journal: DemoJournal?
+    if let dataDirectory = options.dataDirectory {
+        journal = try DemoJournal.open(dataDirectory, orders: options.orders)
+    } else {
+        journal = nil
+    }
+    let start = journal?.recovered ?? ServiceState(stock: demoCatalogue)
     let directory = snapshotDirectory
-    try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    if journal == nil {
+        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
     let snapshotURL = directory.appendingPathComponent("state.json")
 
     let excerpt = Excerpt(limit: 12)
@@ -139,15 +171,25 @@ public func runDemo(
     )
     let negativeStock = Counter()
 
-    // Fulfilment: a plain side effect that decides, from the state, whether an order can be served.
+    // Fulfilment: a plain side effect that decides, from the state, whether an order can be served: a new order,
+    // or one that an earlier run left pending.
     let fulfilment = Middlewares.filter(
-        { (action: ServiceAction) in if case .placeOrder = action { true } else { false } },
+        { (action: ServiceAction) in
+            switch action {
+            case .placeOrder, .resumeOrder: true
+            default: false
+            }
+        },
         SideEffect<ServiceState, ServiceAction> { action, api in
-            guard case .placeOrder(let order) = action else { return }
+            let order: Order
+            switch action {
+            case .placeOrder(let placed), .resumeOrder(let placed): order = placed
+            default: return
+            }
             counters.fulfilment.increment()
             if order.quantity <= 0 {
                 api.dispatch(.reject(order, .invalidQuantity))
-            } else if api.state.inventory.stock[order.sku, default: 0] >= order.quantity {
+            } else if api.read({ $0.inventory.stock[order.sku, default: 0] }) >= order.quantity {
                 api.dispatch(.fulfill(order))
             } else {
                 api.dispatch(.reject(order, .outOfStock))
@@ -157,7 +199,7 @@ public func runDemo(
     // Reordering: when a fulfilment leaves a SKU low, restock it (never the limited edition).
     let reorder = SideEffect<ServiceState, ServiceAction> { action, api in
         guard case .fulfill(let order) = action, order.sku != "limited-edition",
-            api.state.inventory.stock[order.sku, default: 0] < 50
+            api.read({ $0.inventory.stock[order.sku, default: 0] }) < 50
         else { return }
         counters.reorders.increment()
         api.dispatch(.restock(order.sku, quantity: 500))
@@ -166,19 +208,26 @@ public func runDemo(
     let reporter = Middlewares.throttle(.milliseconds(100), latest: true) {
         (_: ServiceAction, api: MiddlewareAPI<ServiceState, ServiceAction>) in
         counters.reports.increment()
-        let state = api.state
-        excerpt.append(
-            "metrics  placed=\(state.orders.placed) fulfilled=\(state.orders.fulfilled) "
-                + "rejected=\(state.orders.rejected) actions=\(state.metrics.actions)"
-        )
+        // A borrowed read of four numbers: holding a copy of the state would make the reducer copy the order book.
+        let (placed, fulfilled, rejected, actions) = api.read {
+            ($0.orders.placed, $0.orders.fulfilled, $0.orders.rejected, $0.metrics.actions)
+        }
+        excerpt.append("metrics  placed=\(placed) fulfilled=\(fulfilled) rejected=\(rejected) actions=\(actions)")
     }
     // A debounced snapshot writer: 50 ms after the last action, and at least every 500 ms under load, write the
     // state as JSON, atomically, to the store's snapshot store (a dependency), on the debounce's queue (never inside
-    // a dispatch). Shutdown writes the last one.
+    // a dispatch). Shutdown writes the last one. With a data directory, it writes a journal snapshot instead: the
+    // state with the sequence number it covers, so that recovery replays only the actions after it.
+    let storeReference = StoreReference()
     let snapshot = Middlewares.debounce(.milliseconds(50), maxWait: .milliseconds(500), runs: .onScheduler) {
         (_: ServiceAction, api: MiddlewareAPI<ServiceState, ServiceAction>) in
         do {
-            try api.dependencies.snapshotStore.write(api.state)
+            if let journal {
+                guard let store = storeReference.current else { return }
+                try journal.snapshot(store)
+            } else {
+                try api.dependencies.snapshotStore.write(api.state)
+            }
             counters.snapshots.increment()
         } catch {
             counters.snapshotErrors.increment()
@@ -219,50 +268,84 @@ public func runDemo(
     // snapshot store in `snapshotDirectory`.
     var services = dependencies
     services.snapshotStore = SnapshotStore(url: snapshotURL)
+    // The journal middleware goes last: it records exactly the actions that reach the reducer, in its order.
+    var middleware = [
+        logging,
+        Middleware(fulfilment),
+        Middleware(reorder),
+        Middleware(reporter),
+        Middleware(snapshot),
+        Middleware(quotes),
+    ]
+    if let journal {
+        middleware.append(journal.middleware)
+    }
     let store = Store<ServiceState, ServiceAction>(
-        initialState: ServiceState(stock: demoCatalogue),
+        initialState: start,
         reducer: serviceReducer,
-        middleware: [
-            logging,
-            Middleware(fulfilment),
-            Middleware(reorder),
-            Middleware(reporter),
-            Middleware(snapshot),
-            Middleware(quotes),
-        ],
+        middleware: middleware,
         dependencies: services
     )
+    storeReference.set(store)
+    journal?.startWriter()
+    let acknowledger = journal.flatMap { journal in
+        options.acknowledge ? Acknowledger(journal: journal.journal, sink: acknowledge) : nil
+    }
     let stockWatch = store.subscribe(to: \.inventory.stock) { stock in
         if stock.values.contains(where: { $0 < 0 }) { negativeStock.increment() }
     }
 
-    // Producers: each places every P-th order; every `quoteEvery`-th order also asks for a quote.
+    // Resuming: recovery replayed the journal through the reducer only, so the effects of its last actions may
+    // never have run. Decide the orders left pending again, and ask again for the quote whose result is missing.
     let quoteRequests = Counter()
+    var resumedOrders = 0
+    var resumedQuote = false
+    if journal != nil {
+        for (id, status) in start.orders.byID.sorted(by: { $0.key < $1.key }) where status == .pending {
+            store.dispatch(.resumeOrder(demoOrder(id: id)))
+            resumedOrders += 1
+        }
+        let quotes = start.quotes
+        if quotes.lastRequestID != quotes.lastReceivedID {
+            store.dispatch(.requestQuote(demoOrder(id: quotes.lastRequestID).sku, requestID: quotes.lastRequestID))
+            quoteRequests.increment()
+            resumedQuote = true
+        }
+    }
+
+    // Producers: each places every P-th order that is not in the order book yet; every `quoteEvery`-th order also
+    // asks for a quote.
+    let alreadyPlaced = start.orders.byID
     let dispatched = Counter()
     let group = DispatchGroup()
-    let start = DispatchTime.now()
+    let startTime = DispatchTime.now()
     for producer in 0..<options.producers {
         group.enter()
         Thread.detachNewThread {
             var count = 0
             var id = producer + 1
             while id <= options.orders {
+                defer { id += options.producers }
+                guard alreadyPlaced[id] == nil else { continue }
                 let order = demoOrder(id: id)
                 store.dispatch(.placeOrder(order))
                 count += 1
+                if let acknowledger, let journal {
+                    // At least the order's own sequence number: its dispatch has returned.
+                    acknowledger.add(order: id, sequence: journal.journal.lastSequence)
+                }
                 if id.isMultiple(of: options.quoteEvery) {
                     store.dispatch(.requestQuote(order.sku, requestID: id))
                     quoteRequests.increment()
                     count += 1
                 }
-                id += options.producers
             }
             for _ in 0..<count { dispatched.increment() }
             group.leave()
         }
     }
     group.wait()
-    let seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
+    let seconds = Double(DispatchTime.now().uptimeNanoseconds - startTime.uptimeNanoseconds) / 1e9
 
     // Let the quote lookup in flight deliver its result (shutdown refuses dispatches, including that one).
     let settled = waitFor(seconds: 60) {
@@ -270,14 +353,27 @@ public func runDemo(
         return state.quotes.lastReceivedID == state.quotes.lastRequestID
     }
     // Shutdown runs the snapshot that the debounce owes, so the file on disk holds the final state when it returns.
-    let shutdownDone = DispatchSemaphore(value: 0)
-    Task {
-        await store.shutdown(timeout: .seconds(10))
-        shutdownDone.signal()
-    }
-    shutdownDone.wait()
+    blockingWait { _ = await store.shutdown(timeout: .seconds(10)) }
     let final = store.state
     stockWatch.cancel()
+    // Then the journal: durable, closed, and recovered afresh as the next run would.
+    let journalSummary = journal.map { journal in
+        let (durableThrough, error) = journal.finish(acknowledger: acknowledger)
+        let (verification, matches) = DemoJournal.verify(journal.directory, against: final)
+        return JournalSummary(
+            directory: journal.directory,
+            recovery: journal.recovery,
+            ordersAlreadyPlaced: start.orders.placed,
+            resumedOrders: resumedOrders,
+            resumedQuote: resumedQuote,
+            lastSequence: journal.journal.lastSequence,
+            durableThrough: durableThrough,
+            acknowledgedOrders: acknowledger?.acknowledged ?? 0,
+            error: error,
+            verification: verification,
+            verificationMatches: matches
+        )
+    }
 
     var checks = [DemoSummary.Check]()
     let orders = final.orders
@@ -290,6 +386,7 @@ public func runDemo(
                 + " \(orders.pending) pending"
         )
     )
+    checks.append(orderBookCheck(orders))
     let lowest = final.inventory.stock.values.min() ?? 0
     checks.append(
         .init(
@@ -298,9 +395,12 @@ public func runDemo(
             detail: "checked after every change; lowest final stock \(lowest)"
         )
     )
+    // The actions of this run: the orders' stages and restocks beyond the recovered state, and the actions the
+    // counters saw; the recovered state counted the journal's actions.
     let expectedActions =
-        orders.placed + orders.fulfilled + orders.rejected + final.inventory.restocks + quoteRequests.current
-        + counters.lookupsCompleted.current
+        start.metrics.actions + (orders.placed - start.orders.placed) + (orders.fulfilled - start.orders.fulfilled)
+        + (orders.rejected - start.orders.rejected) + (final.inventory.restocks - start.inventory.restocks)
+        + quoteRequests.current + counters.lookupsCompleted.current + resumedOrders
     checks.append(
         .init(
             name: "every action reduced once",
@@ -315,13 +415,17 @@ public func runDemo(
             detail: "last request #\(final.quotes.lastRequestID), last result #\(final.quotes.lastReceivedID)"
         )
     )
-    checks.append(
-        .init(
-            name: "snapshot on disk matches the state",
-            passed: readSnapshot(at: snapshotURL) == final && counters.snapshotErrors.current == 0,
-            detail: snapshotURL.path
+    if let journalSummary {
+        checks.append(journalCheck(journalSummary, final: final))
+    } else {
+        checks.append(
+            .init(
+                name: "snapshot on disk matches the state",
+                passed: readSnapshot(at: snapshotURL) == final && counters.snapshotErrors.current == 0,
+                detail: snapshotURL.path
+            )
         )
-    )
+    }
 
     return DemoSummary(
         options: options,
@@ -340,8 +444,59 @@ public func runDemo(
         ],
         checks: checks,
         logExcerpt: excerpt.current,
-        snapshotPath: snapshotURL.path
+        snapshotPath: journal?.directory ?? snapshotURL.path,
+        journal: journalSummary
     )
+}
+
+/// The order book that `forEach` kept, against the counters that the orders module kept on its own (the revenue
+/// recomputed from the fulfilled orders, which `demoOrder(id:)` describes).
+private func orderBookCheck(_ orders: OrdersState) -> DemoSummary.Check {
+    var pending = 0
+    var fulfilled = 0
+    var rejected = 0
+    var revenue = 0
+    for (id, status) in orders.byID {
+        switch status {
+        case .pending:
+            pending += 1
+        case .fulfilled:
+            fulfilled += 1
+            let order = demoOrder(id: id)
+            revenue += order.priceCents * order.quantity
+        case .rejected:
+            rejected += 1
+        }
+    }
+    return .init(
+        name: "order book matches the counters",
+        passed: orders.byID.count == orders.placed && pending == orders.pending && fulfilled == orders.fulfilled
+            && rejected == orders.rejected && revenue == orders.revenueCents,
+        detail: "\(orders.byID.count) orders by id: \(fulfilled) fulfilled, \(rejected) rejected, \(pending) pending,"
+            + " revenue \(revenue == orders.revenueCents ? "equal" : "\(formatCents(revenue)) (DIFFERS)")"
+    )
+}
+
+/// The journal against the final state: no write error, one sequence number per reduced action, and a fresh
+/// recovery of the directory that rebuilds the final state.
+private func journalCheck(_ journal: JournalSummary, final: ServiceState) -> DemoSummary.Check {
+    let name = "journal recovers the final state"
+    if let error = journal.error {
+        return .init(name: name, passed: false, detail: "the journal stopped: \(error)")
+    }
+    switch journal.verification {
+    case .failure(let error):
+        return .init(name: name, passed: false, detail: "recovery failed: \(error)")
+    case .success(let recovery):
+        let counted = journal.lastSequence == UInt64(final.metrics.actions)
+        return .init(
+            name: name,
+            passed: journal.verificationMatches && counted && journal.durableThrough == journal.lastSequence,
+            detail: "a new recovery (snapshot at sequence \(recovery.snapshotSequence), then "
+                + "\(recovery.replayedActions) replayed) \(journal.verificationMatches ? "equals" : "DIFFERS FROM") "
+                + "the final state; \(journal.lastSequence) sequences for \(final.metrics.actions) reduced actions"
+        )
+    }
 }
 
 /// Writes the state as JSON next to `url`, then renames it over `url`, so a reader never sees half a file.

@@ -18,6 +18,10 @@ import Testing
         #expect(options == DemoOptions(orders: 500, producers: 2, quoteEvery: 7, keepSnapshot: true, quiet: true))
         #expect(try DemoOptions.parse(["--help"]).help)
         #expect(try DemoOptions.parse(["-h"]).help)
+        #expect(
+            try DemoOptions.parse(["--data-dir", "/tmp/d", "--acknowledge"])
+                == DemoOptions(dataDirectory: "/tmp/d", acknowledge: true)
+        )
     }
 
     @Test(arguments: [
@@ -30,6 +34,14 @@ import Testing
         (["--quiet", "extra"], "unknown option 'extra'"),
         (["--quote-every", "0"], "--quote-every takes a whole number from 1 to 10000000, got '0'"),
         (["--quote-every"], "--quote-every needs a value"),
+        (["--data-dir"], "--data-dir needs a directory"),
+        (["--data-dir", ""], "--data-dir needs a directory"),
+        (["--data-dir", "--quiet"], "--data-dir needs a directory"),
+        (["--acknowledge"], "--acknowledge needs --data-dir (it acknowledges what the journal holds)"),
+        (
+            ["--keep-snapshot", "--data-dir", "d"],
+            "--keep-snapshot and --data-dir exclude each other (DIR keeps the snapshots)"
+        ),
     ])
     func rejectsBadArguments(arguments: [String], message: String) {
         #expect(throws: DemoOptions.ParseError(description: message)) {
@@ -79,6 +91,71 @@ import Testing
         #expect(state.quotes.lastPriceCents == ["fig": 42])
     }
 
+    /// The order book: `forEach` applies each order action to the order it addresses, in place, once.
+    @Test func orderBookKeepsEachOrderByID() {
+        let first = Order(id: 1, sku: "apple", quantity: 2, priceCents: 150)
+        let second = Order(id: 2, sku: "apple", quantity: 9, priceCents: 150)
+        let third = Order(id: 3, sku: "apple", quantity: 1, priceCents: 150)
+        let state = reduce([
+            .placeOrder(first), .placeOrder(second), .placeOrder(third), .fulfill(first),
+            .reject(second, .outOfStock),
+        ])
+        #expect(
+            state.orders.byID == [
+                1: .fulfilled,
+                2: .rejected(.outOfStock),
+                3: .pending,
+            ]
+        )
+        #expect(OrderAction.addressed(by: .fulfill(first)).map { $0.0 == 1 && $0.1 == .fulfill } == true)
+        #expect(OrderAction.addressed(by: .placeOrder(first)) == nil)
+        #expect(OrderAction.addressed(by: .resumeOrder(first)) == nil)
+    }
+
+    /// A decided order stays decided, and an action for an order that the book lacks leaves the book as it is (the
+    /// counters still move: the demo's "order book matches the counters" check exists for that).
+    @Test func orderBookIgnoresRepeatedAndUnknownOrders() {
+        let order = Order(id: 1, sku: "apple", quantity: 1, priceCents: 100)
+        let unknown = Order(id: 99, sku: "apple", quantity: 1, priceCents: 100)
+        var state = reduce([.placeOrder(order), .fulfill(order), .reject(order, .outOfStock)])
+        #expect(state.orders.byID == [1: .fulfilled])
+        let book = state.orders.byID
+        ordersReducer.reduce(into: &state.orders, .fulfill(unknown))
+        #expect(state.orders.byID == book)
+        #expect(state.orders.fulfilled == 2)
+    }
+
+    /// `resumeOrder` changes no order: it only asks the fulfilment effect to decide again.
+    @Test func resumeOrderOnlyCountsAsAnAction() {
+        let order = Order(id: 4, sku: "apple", quantity: 1, priceCents: 100)
+        let placed = reduce([.placeOrder(order)])
+        let resumed = reduce([.placeOrder(order), .resumeOrder(order)])
+        var expected = placed
+        expected.metrics.actions += 1
+        #expect(resumed == expected)
+    }
+
+    /// What the journal stores: every action and the whole state survive an encoding round trip.
+    @Test func actionsAndStateAreCodable() throws {
+        let order = Order(id: 3, sku: "fig", quantity: 2, priceCents: 299)
+        let actions: [ServiceAction] = [
+            .placeOrder(order), .fulfill(order), .reject(order, .invalidQuantity), .restock("fig", quantity: 5),
+            .requestQuote("fig", requestID: 3), .quoteReceived("fig", requestID: 3, priceCents: 120),
+            .resumeOrder(order),
+        ]
+        let decoded = try JSONDecoder().decode([ServiceAction].self, from: JSONEncoder().encode(actions))
+        #expect(decoded == actions)
+        let state = reduce(actions, stock: demoCatalogue)
+        #expect(try JSONDecoder().decode(ServiceState.self, from: JSONEncoder().encode(state)) == state)
+        let statuses: [OrderStatus] = [.pending, .fulfilled, .rejected(.outOfStock), .rejected(.invalidQuantity)]
+        let encoded = try JSONEncoder().encode(statuses)
+        #expect(String(decoding: encoded, as: UTF8.self) == #"["pending","fulfilled","outOfStock","invalidQuantity"]"#)
+        #expect(try JSONDecoder().decode([OrderStatus].self, from: encoded) == statuses)
+        #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode([OrderStatus].self, from: Data(#"["shipped"]"#.utf8))
+        }
+    }
+
     @Test func ordersAreDeterministic() {
         #expect(demoOrder(id: 7) == demoOrder(id: 7))
         #expect((1...30).map { demoOrder(id: $0).quantity }.allSatisfy { (1...3).contains($0) })
@@ -87,25 +164,15 @@ import Testing
 }
 
 @Suite struct DemoScenarioTests {
-    /// Runs the scenario on a thread of its own: it blocks its calling thread while it waits for the producers and
-    /// the trailing effects, and must not hold a thread of the cooperative pool that its `takeLatest` task needs
-    /// (`sluice-demo` runs it from the main thread).
-    private func runOffThePool(_ options: DemoOptions, in directory: URL) async -> DemoSummary {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                continuation.resume(returning: runDemo(options, snapshotDirectory: directory))
-            }
-        }
-    }
-
     @Test func smallRunPassesEveryCheck() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-demo-test-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let summary = await runOffThePool(DemoOptions(orders: 2_000, producers: 4, quiet: true), in: directory)
+        let summary = try await runDemoOffThePool(DemoOptions(orders: 2_000, producers: 4, quiet: true), in: directory)
         #expect(summary.passed, "\(summary.report)")
         #expect(summary.finalState.orders.placed == 2_000)
         #expect(summary.dispatches == 2_000 + 4)  // every 500th order also requests a quote
-        #expect(summary.checks.count == 5)
+        #expect(summary.checks.count == 6)
+        #expect(summary.finalState.orders.byID.count == 2_000)
         #expect(summary.effectRuns.first { $0.name == "fulfilment (filter)" }?.count == 2_000)
         #expect(summary.effectRuns.first { $0.name == "snapshot written (debounce)" }.map { $0.count >= 1 } == true)
         #expect(summary.report.contains("All checks passed."))
@@ -120,13 +187,11 @@ import Testing
         }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-demo-test-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let summary = await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                let options = DemoOptions(orders: 2_000, producers: 4, quiet: true)
-                let services = StoreDependencies { $0.priceService = FixedPrice() }
-                continuation.resume(returning: runDemo(options, snapshotDirectory: directory, dependencies: services))
-            }
-        }
+        let summary = try await runDemoOffThePool(
+            DemoOptions(orders: 2_000, producers: 4, quiet: true),
+            in: directory,
+            dependencies: StoreDependencies { $0.priceService = FixedPrice() }
+        )
         #expect(summary.passed, "\(summary.report)")
         let prices = summary.finalState.quotes.lastPriceCents
         #expect(!prices.isEmpty)
@@ -144,11 +209,11 @@ import Testing
         for run in 1...30 {
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-demo-test-\(UUID())")
             defer { try? FileManager.default.removeItem(at: directory) }
-            let summary = await runOffThePool(
+            let summary = try await runDemoOffThePool(
                 DemoOptions(orders: 4_000, producers: 4, quoteEvery: 20, quiet: true),
                 in: directory
             )
-            #expect(summary.checks.count == 5)
+            #expect(summary.checks.count == 6)
             for check in summary.checks {
                 #expect(check.passed, "run \(run): \(check.name): \(check.detail)")
             }

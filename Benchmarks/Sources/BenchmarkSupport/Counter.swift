@@ -29,11 +29,15 @@ public let passThrough = Middleware<Counter, Int> { _ in
 }
 
 /// A store of `Counter` with `middlewareCount` pass-through middleware.
-public func makeCounterStore(middlewareCount: Int = 0) -> Store<Counter, Int> {
+public func makeCounterStore(
+    middlewareCount: Int = 0,
+    instrumentation: StoreInstrumentation<Int>? = nil
+) -> Store<Counter, Int> {
     Store(
         initialState: Counter(),
         reducer: counterReducer,
-        middleware: Array(repeating: passThrough, count: middlewareCount)
+        middleware: Array(repeating: passThrough, count: middlewareCount),
+        instrumentation: instrumentation
     )
 }
 

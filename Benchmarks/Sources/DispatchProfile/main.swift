@@ -3,7 +3,8 @@
 //     swift build -c release --product DispatchProfile
 //     valgrind --tool=callgrind .build/release/DispatchProfile middleware 1 100000
 //
-// Arguments: the scenario (`plain`, `middleware`, `send`, `subscribers`, `keyed`, `modules`, `floor`, the modifiers
+// Arguments: the scenario (`plain`, `middleware`, `instrumented` (`middleware` with a `StoreInstrumentation` hook that
+// reads each measurement's duration), `send`, `subscribers`, `keyed`, `modules`, `floor`, the modifiers
 // `filter`, `throttle` (every action dropped), `throttle-runs` (every action runs the effect), `debounce`,
 // `effect`, `reading` (`dispatch(_:reading:)` through N middleware), `read` and `api-read` (borrowed reads, no
 // dispatch), and `dependencies` / `dependency-read`: a store with four dependencies set, of which none / one is read
@@ -82,6 +83,17 @@ case "plain", "middleware":
         initialState: Counter(),
         reducer: reducer,
         middleware: Array(repeating: passThrough, count: scenario == "plain" ? 0 : size)
+    )
+    for _ in 0..<count {
+        store.dispatch(1)
+    }
+    consume(store.state)
+case "instrumented":
+    let store = Store(
+        initialState: Counter(),
+        reducer: reducer,
+        middleware: Array(repeating: passThrough, count: size),
+        instrumentation: StoreInstrumentation { measurement in consume(measurement.duration) }
     )
     for _ in 0..<count {
         store.dispatch(1)

@@ -17,18 +17,20 @@ extension Store {
     /// - Parameters:
     ///   - initialState: The state before the first action.
     ///   - reducer: Produces each next state.
-    ///   - middleware: The chain each action passes through; see ``init(initialState:reducer:middleware:)``.
+    ///   - middleware: The chain each action passes through; see ``init(initialState:reducer:middleware:instrumentation:)``.
     ///   - dependencies: What ``MiddlewareAPI/dependencies`` returns, and what the work that the store starts sees
     ///     as ``StoreDependencies/current``.
     ///   - onEffectError: Receives each failure of an effect or side effect that nobody awaits; see
     ///     ``Store/init(initialState:reducer:middleware:onEffectError:)``.
+    ///   - instrumentation: Called after the work of each action with what it cost; see ``StoreInstrumentation``.
     @inlinable
     public convenience init(
         initialState: State,
         reducer: Reducer<State, Action>,
         middleware: [Middleware<State, Action>] = [],
         dependencies: StoreDependencies,
-        onEffectError: (@Sendable (EffectFailure) -> Void)? = nil
+        onEffectError: (@Sendable (EffectFailure) -> Void)? = nil,
+        instrumentation: StoreInstrumentation<Action>? = nil
     ) {
         // The innermost `next` is created here, in the caller's module, so that it runs code specialized for the
         // caller's `State` and `Action`. Created in the unspecialized initializer, it spent about 1,100
@@ -39,7 +41,9 @@ extension Store {
             middleware: middleware,
             dependencies: dependencies,
             innermost: { core in { action in core.reduceFromChain(action) } },
-            onEffectError: onEffectError
+            onEffectError: onEffectError,
+            // Made here, like `innermost`, so that it is specialized for the caller's types.
+            outermost: instrumentation?.middleware()
         )
     }
 

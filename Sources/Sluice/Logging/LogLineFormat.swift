@@ -12,16 +12,26 @@ struct LogLineFormat: Sendable {
     /// The characters of the action that a line keeps before it leaves out changes to fit its limit.
     static let minActionLength = 16
 
-    /// The line for one action: `<action> in <duration>`, then with the diff ` | <changes>`.
+    /// The line for one action: `<action> in <duration>`, then ` (waited <time>)` if its dispatch waited for the
+    /// pipeline, then with the diff ` | <changes>`.
     ///
     /// A line longer than `maxLineLength` is made to fit in this order: the action is cut (ending with `…`), down to
     /// its first ``minActionLength`` characters; then the changes that do not fit are left out from the end and
     /// counted in `+N more`; then the action is cut further, down to one character. The duration is never cut,
     /// unless even `… in <duration>` and the changes' count do not fit: then the line is cut at its end.
-    func line<Action>(for action: Action, elapsed: UInt64, changes: StateDiff?) -> String {
-        let duration = " in " + Self.format(nanoseconds: elapsed)
+    func line<Action>(
+        for action: Action,
+        elapsed: UInt64,
+        waited: UInt64,
+        changes: [Middlewares.LogChange]?,
+        omitted: Int
+    ) -> String {
+        var duration = " in " + Self.format(nanoseconds: elapsed)
+        if waited > 0 {
+            duration += " (waited " + Self.format(nanoseconds: waited) + ")"
+        }
         guard let maxLineLength else {
-            let changesPart = changes.map { " | " + Self.changesText($0.changes[...], more: $0.omitted) } ?? ""
+            let changesPart = changes.map { " | " + Self.changesText($0.map(\.description)[...], more: omitted) } ?? ""
             return describe(action, limit: .max) + duration + changesPart
         }
         let durationLength = duration.count
@@ -30,19 +40,19 @@ struct LogLineFormat: Sendable {
             return Self.fit(description, duration, "", into: maxLineLength, durationLength: durationLength)
         }
         let keep = min(description.count, Self.minActionLength)
-        let listed = changes.changes
+        let listed = changes.map(\.description)
         let lengths = listed.map(\.count)
         var listedLength = lengths.reduce(0, +) + 2 * max(0, listed.count - 1)
         var shown = listed.count
         // Leave out changes from the end until the action keeps its first characters; the last try shows none.
         while shown > 0 {
-            let more = changes.omitted + listed.count - shown
+            let more = omitted + listed.count - shown
             let length = 3 + listedLength + (more > 0 ? 2 + Self.moreText(more).count : 0)
             if maxLineLength - durationLength - length >= keep { break }
             shown -= 1
             listedLength -= lengths[shown] + (shown > 0 ? 2 : 0)
         }
-        let changesPart = " | " + Self.changesText(listed[..<shown], more: changes.omitted + listed.count - shown)
+        let changesPart = " | " + Self.changesText(listed[..<shown], more: omitted + listed.count - shown)
         return Self.fit(description, duration, changesPart, into: maxLineLength, durationLength: durationLength)
     }
 
@@ -75,7 +85,7 @@ struct LogLineFormat: Sendable {
     }
 
     /// The action's description, at most `limit` characters, its control characters escaped.
-    private func describe<Action>(_ action: Action, limit: Int) -> String {
+    func describe<Action>(_ action: Action, limit: Int) -> String {
         if actionHasDescription {
             // The type's own description is made whole (its cost is the type's); only what can be shown is escaped.
             let description = String(describing: action)

@@ -12,7 +12,11 @@ extension Middlewares {
     /// // orders(.place(id: 7, quantity: 2)) in 3.2µs | orders.pending: 3 -> 4; orders.items: 3 items -> 4 items
     /// ```
     ///
-    /// A line is `<action> in <duration>`, followed with `diff: true` by ` | ` and the changes, separated by `; `.
+    /// A line is `<action> in <duration>`, then ` (waited <time>)` when the action's dispatch waited for another
+    /// thread or task to finish the store's work (`place(id: 7) in 3.2µs (waited 46ms)`), then with `diff: true`
+    /// ` | ` and the changes, separated by `; `. This is the ``LogRecord/line`` of a record: for a structured logger
+    /// (metadata, levels), use ``logging(level:diff:maxChanges:maxLineLength:sampling:include:isEnabled:records:)``,
+    /// of which this middleware is the convenience that writes every record's line to `sink`.
     /// Each action writes exactly one line: control characters in any text that goes into it (strings in the action
     /// or the state, a type's own `description`, labels) are written as escapes (`\n`, `\r`, `\t`, `\0`, `\u{1B}`,
     /// also for NEL, U+2028 and U+2029), and `String`, `Substring`, `Character` and `Unicode.Scalar` values are
@@ -45,7 +49,8 @@ extension Middlewares {
     /// ## Cost
     ///
     /// An action that `include` rejects or sampling skips costs one call of `include` (and, when sampling, one
-    /// uncontended lock). A logged action costs two clock reads, its description and the sink. Describing an
+    /// uncontended lock). A logged action costs two clock reads, one lock round trip (to read the time it waited),
+    /// its description and the sink. Describing an
     /// action by reflection is the expensive part: about 20 µs for `place(id: 1, quantity: 2)` in a release
     /// build on Linux, against about 2 µs for the whole logged dispatch when the action type conforms to
     /// `CustomStringConvertible` (the type is checked once, when the middleware is made). A description reads no
@@ -91,6 +96,67 @@ extension Middlewares {
         )
     }
 
+    /// A middleware that hands one ``LogRecord`` per action to `records`: the action, the time it took, the time
+    /// its dispatch waited for the store, and optionally what changed. For a structured logger (swift-log, say),
+    /// which then decides how to write it.
+    ///
+    /// ```swift
+    /// let logging: Middleware<AppState, AppAction> = Middlewares.logging(
+    ///     level: .debug,
+    ///     diff: true,
+    ///     isEnabled: { level in level >= .info }  // a logger's own level check goes here
+    /// ) { record in
+    ///     let changes = record.changes?.map(\.description).joined(separator: "; ") ?? ""
+    ///     print(record.level, record.actionDescription, record.duration, record.waited, changes)
+    /// }
+    /// ```
+    ///
+    /// `isEnabled(level)` is asked first, for every action: when it answers `false`, the action passes through
+    /// untouched, and nothing is measured, compared or described (a logger set to `.warning` pays one call of
+    /// `isEnabled` for a `.debug` middleware). Then `include` and `sampling` choose the actions as in
+    /// ``logging(diff:maxChanges:maxLineLength:sampling:include:sink:)``. A chosen action is measured, compared
+    /// with `diff: true` (the changes are made as text when found, at most `maxChanges`), and handed to `records`;
+    /// the action's description and the line are made only if `records` reads ``LogRecord/actionDescription`` or
+    /// ``LogRecord/line``.
+    ///
+    /// ``LogRecord/waited`` is read from the store, under its lock, once per chosen action: the time that this
+    /// action's dispatch or send waited for another thread or task to finish the store's work.
+    ///
+    /// - Parameters:
+    ///   - level: The level of every record.
+    ///   - diff: Whether each record lists the fields of the state that the action changed.
+    ///   - maxChanges: The most changes listed in one record; the rest are counted in
+    ///     ``LogRecord/omittedChanges``. At least 1.
+    ///   - maxLineLength: The most characters in ``LogRecord/line`` and ``LogRecord/actionDescription``, or `nil`
+    ///     for no limit; at least 1.
+    ///   - sampling: Which of the included actions are logged, counted per store; ``LogSampling/all`` by default.
+    ///   - include: Whether an action is logged (and counted for sampling). Other actions pass through untouched.
+    ///   - isEnabled: Whether records of a level are written now; asked before anything else for each action.
+    ///   - records: Receives each record, on the dispatching thread; it may be called from several threads at once.
+    /// - Returns: The middleware. Its sampling counter is created per store when the store installs it.
+    public static func logging<State: Sendable, Action: Sendable>(
+        level: LogLevel = .info,
+        diff: Bool = false,
+        maxChanges: Int = 8,
+        maxLineLength: Int? = 200,
+        sampling: LogSampling = .all,
+        include: @escaping @Sendable (Action) -> Bool = { _ in true },
+        isEnabled: @escaping @Sendable (LogLevel) -> Bool = { _ in true },
+        records: @escaping @Sendable (LogRecord<Action>) -> Void
+    ) -> Middleware<State, Action> {
+        logging(
+            level: level,
+            diff: diff,
+            maxChanges: maxChanges,
+            maxLineLength: maxLineLength,
+            sampling: sampling,
+            include: include,
+            isEnabled: isEnabled,
+            records: records,
+            clock: { DispatchTime.now().uptimeNanoseconds }
+        )
+    }
+
     /// ``logging(diff:maxChanges:maxLineLength:sampling:include:sink:)`` with the clock injected, for tests.
     ///
     /// - Parameter clock: Returns a monotonic time in nanoseconds; called just before and just after `next`.
@@ -101,6 +167,32 @@ extension Middlewares {
         sampling: LogSampling = .all,
         include: @escaping @Sendable (Action) -> Bool = { _ in true },
         sink: @escaping @Sendable (String) -> Void,
+        clock: @escaping @Sendable () -> UInt64
+    ) -> Middleware<State, Action> {
+        logging(
+            diff: diff,
+            maxChanges: maxChanges,
+            maxLineLength: maxLineLength,
+            sampling: sampling,
+            include: include,
+            records: { record in sink(record.line) },
+            clock: clock
+        )
+    }
+
+    /// ``logging(level:diff:maxChanges:maxLineLength:sampling:include:isEnabled:records:)`` with the clock
+    /// injected, for tests.
+    ///
+    /// - Parameter clock: Returns a monotonic time in nanoseconds; called just before and just after `next`.
+    package static func logging<State: Sendable, Action: Sendable>(
+        level: LogLevel = .info,
+        diff: Bool = false,
+        maxChanges: Int = 8,
+        maxLineLength: Int? = 200,
+        sampling: LogSampling = .all,
+        include: @escaping @Sendable (Action) -> Bool = { _ in true },
+        isEnabled: @escaping @Sendable (LogLevel) -> Bool = { _ in true },
+        records: @escaping @Sendable (LogRecord<Action>) -> Void,
         clock: @escaping @Sendable () -> UInt64
     ) -> Middleware<State, Action> {
         if maxChanges < 1 {
@@ -122,22 +214,44 @@ extension Middlewares {
             let sampler = sampling.makeSampler()
             return { next in
                 { action in
-                    guard include(action), sampler?.shouldLog() ?? true else {
+                    guard isEnabled(level), include(action), sampler?.shouldLog() ?? true else {
                         next(action)
                         return
                     }
+                    let waited = api.core.pipelineLoadOfCurrentAction().waited
                     if diff {
                         let before = api.state
                         let start = clock()
                         next(action)
                         let elapsed = clock() &- start
                         let after = api.state
-                        sink(format.line(for: action, elapsed: elapsed, changes: StateDiff(before, after, format)))
+                        let changes = StateDiff(before, after, format)
+                        records(
+                            LogRecord(
+                                level: level,
+                                action: action,
+                                elapsed: elapsed,
+                                waited: waited,
+                                changes: changes.changes,
+                                omittedChanges: changes.omitted,
+                                format: format
+                            )
+                        )
                     } else {
                         let start = clock()
                         next(action)
                         let elapsed = clock() &- start
-                        sink(format.line(for: action, elapsed: elapsed, changes: nil))
+                        records(
+                            LogRecord(
+                                level: level,
+                                action: action,
+                                elapsed: elapsed,
+                                waited: waited,
+                                changes: nil,
+                                omittedChanges: 0,
+                                format: format
+                            )
+                        )
                     }
                 }
             }

@@ -1,4 +1,4 @@
-/// The changes between two states, found by reflection, as `path: old -> new` strings.
+/// The changes between two states, found by reflection, as ``Middlewares/LogChange`` values (`path: old -> new`).
 ///
 /// The work does not grow with the size of the parts that an action left alone: a part whose storage did not
 /// change (the same bytes: the same class instance, the same array or dictionary buffer, the same indirect enum
@@ -6,7 +6,7 @@
 /// bounded walk (``ValueComparison``) that stops at the first difference. Values are described in at most
 /// ``LogLineFormat/maxValueLength`` characters.
 struct StateDiff {
-    private(set) var changes: [String] = []
+    private(set) var changes: [Middlewares.LogChange] = []
     private(set) var omitted = 0
     private let format: LogLineFormat
     /// The labels from the root to the value being compared; joined only when a change is recorded.
@@ -17,18 +17,22 @@ struct StateDiff {
         compare(before, after, depth: 0)
     }
 
-    private mutating func record(_ change: @autoclosure () -> String) {
+    private mutating func record(
+        _ before: @autoclosure () -> String,
+        _ after: @autoclosure () -> String,
+        kind: Middlewares.LogChange.Kind = .values
+    ) {
         if changes.count < format.maxChanges {
             let name = path.isEmpty ? "state" : LogText.escapingControlCharacters(path.joined(separator: "."))
-            changes.append(name + ": " + change())
+            changes.append(Middlewares.LogChange(path: name, before: before(), after: after(), kind: kind))
         } else {
             omitted += 1
         }
     }
 
-    private mutating func recordValues(_ old: Any, _ new: Any, note: String = "") {
+    private mutating func recordValues(_ old: Any, _ new: Any, kind: Middlewares.LogChange.Kind = .values) {
         let limit = format.maxValueLength
-        record(CompactDescription.of(old, limit: limit) + " -> " + CompactDescription.of(new, limit: limit) + note)
+        record(CompactDescription.of(old, limit: limit), CompactDescription.of(new, limit: limit), kind: kind)
     }
 
     private mutating func compare(_ old: Any, _ new: Any, depth: Int) {
@@ -57,9 +61,9 @@ struct StateDiff {
             let oldCount = oldMirror.children.count
             let newCount = newMirror.children.count
             if oldCount != newCount {
-                record(Self.items(oldCount) + " -> " + Self.items(newCount))
+                record(Self.items(oldCount), Self.items(newCount))
             } else if equal == false {
-                record(Self.items(oldCount) + " (changed)")
+                record(Self.items(oldCount), Self.items(newCount), kind: .elementsChanged)
             }
         case .struct, .class, .tuple:
             guard depth < format.maxDepth else {
@@ -93,7 +97,7 @@ struct StateDiff {
         case .different:
             recordValues(old, new)
         case .unknown:
-            recordValues(old, new, note: " (not compared in full)")
+            recordValues(old, new, kind: .notComparedInFull)
         }
     }
 

@@ -62,7 +62,7 @@ extension Store {
     /// - Parameters:
     ///   - initialState: The state before the first action.
     ///   - reducer: Produces each next state.
-    ///   - middleware: The chain each action passes through; see ``init(initialState:reducer:middleware:)``.
+    ///   - middleware: The chain each action passes through; see ``init(initialState:reducer:middleware:instrumentation:)``.
     ///   - onEffectError: Receives each failure.
     @inlinable
     public convenience init(

@@ -97,7 +97,7 @@ enum READMESnippets {
         _ = scheduler
         _ = audited
 
-        // README.md:253
+        // README.md:313
         do {
             let journal = try Journal(directory: dataDirectory)
             let store = try Store<Counter, CounterAction>(
@@ -112,7 +112,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:281
+        // README.md:341
         do {
             let report = Middlewares.throttle(.seconds(1)) { (action: AppAction, api: MiddlewareAPI<AppState, AppAction>) in
                 print("count is", api.state.count)  // at most once a second, however many actions arrive
@@ -122,7 +122,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:319
+        // README.md:379
         do {
             let store = Store<AppState, AppAction>(
                 initialState: AppState(),
@@ -136,7 +136,7 @@ enum READMESnippets {
             _ = report
         }
 
-        // README.md:344
+        // README.md:404
         do {
             let store = Store<AppState, AppAction>(
                 initialState: AppState(),
@@ -146,7 +146,26 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:397
+        // README.md:434
+        do {
+            let minimumLevel = Middlewares.LogLevel.info
+            let store = Store<AppState, AppAction>(
+                initialState: AppState(),
+                reducer: counter,
+                middleware: [
+                    Middlewares.logging(level: .debug, diff: true, isEnabled: { $0 >= minimumLevel }) { record in
+                        print(record.level, record.actionDescription, record.durationText, record.changes ?? [])
+                    }
+                ],
+                instrumentation: StoreInstrumentation { measurement in
+                    print(measurement.actionCaseName, measurement.duration, measurement.waited, measurement.queueDepth)
+                }
+            )
+            _ = minimumLevel
+            _ = store
+        }
+
+        // README.md:490
         func addAddsTheAmount() {
             let next = counter(AppState(), .add(41))
             #expect(next.count == 41)
@@ -154,7 +173,7 @@ enum READMESnippets {
         }
         addAddsTheAmount()
 
-        // README.md:409
+        // README.md:502
         func everyActionIsLogged() {
             let lines = Recorder<String>()  // a small lock-guarded array of your test support code
             let store = Store<AppState, AppAction>(
@@ -168,7 +187,7 @@ enum READMESnippets {
         }
         everyActionIsLogged()
 
-        // README.md:428
+        // README.md:521
         func reportIsDebounced() {
             let scheduler = TestScheduler()
             let reports = Recorder<Int>()
@@ -190,7 +209,7 @@ enum READMESnippets {
         }
         reportIsDebounced()
 
-        // README.md:459
+        // README.md:552
         do {
             struct Quote: Equatable, Sendable {
                 var symbol = ""

@@ -116,7 +116,7 @@ enum WritingMiddlewareSnippets {
             _ = store
         }
 
-        // Sources/Sluice/Sluice.docc/WritingMiddleware.md:238
+        // Sources/Sluice/Sluice.docc/WritingMiddleware.md:242
         let shipments: Middleware<OrderState, OrderAction> = Middlewares.logging(
             sampling: .every(100),
             include: { action in if case .ship = action { true } else { false } },

@@ -1,0 +1,240 @@
+import Foundation
+import Sluice
+import SluiceDemoKit
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The built `sluice-demo` with `--data-dir`, killed for real: SIGKILL after a seeded number of acknowledged orders,
+/// four times in a row on one data directory, each run resuming from the last; then a run to the end. Every order
+/// the demo acknowledged must be in the recovered state. Also the exit status and message of a data directory that
+/// the demo cannot use.
+@Suite(.serialized) struct DemoCrashTests {
+    static let orders = 20_000
+
+    private static func arguments(_ directory: String, orders: Int = orders) -> [String] {
+        ["--data-dir", directory, "--orders", "\(orders)", "--producers", "2", "--quote-every", "50", "--quiet"]
+    }
+
+    @Test func everyAcknowledgedOrderSurvivesSIGKILL() async throws {
+        let demo = try DemoProcess.executable()
+        try await withDataDirectory { directory in
+            var random = SeededRandom(seed: 0x5EED_0014)
+            var previous: UInt64 = 0
+            for round in 0..<4 {
+                // Kill after 50...849 acknowledged orders (and what the demo did meanwhile): four rounds leave
+                // orders to place for the run to the end.
+                let killAfter = 50 + Int(random.next() % 800)
+                let run = try DemoProcess(demo, arguments: Self.arguments(directory) + ["--acknowledge"])
+                try run.waitForAcknowledgements(killAfter)
+                run.killNow()
+                #expect(run.wasKilled, "round \(round): the demo was not killed: \(run.output)")
+                let acknowledged = run.acknowledgements
+                #expect(acknowledged.count >= killAfter, "round \(round)")
+
+                let (state, recovery) = try recoverDemoJournal(directory)
+                let lost = acknowledged.filter { state.orders.byID[$0.order] == nil }.map(\.order)
+                #expect(
+                    lost.count == 0,
+                    "round \(round): \(lost.count) acknowledged orders missing after recovery: \(lost.prefix(20))"
+                )
+                let lastAcknowledged = acknowledged.map(\.sequence).max() ?? 0
+                #expect(recovery.lastSequence >= lastAcknowledged, "round \(round)")
+                #expect(recovery.lastSequence >= previous, "round \(round)")
+                // One journal record per reduced action, and an order book that agrees with the counters.
+                #expect(UInt64(state.metrics.actions) == recovery.lastSequence, "round \(round)")
+                #expect(state.orders.byID.count == state.orders.placed, "round \(round)")
+                print(
+                    "demo crash round \(round): killed after \(acknowledged.count) acknowledged orders; recovered "
+                        + "\(recovery.lastSequence) actions, \(state.orders.placed) orders"
+                )
+                previous = recovery.lastSequence
+            }
+
+            // A run to the end resumes from the last kill and completes every order.
+            let last = try DemoProcess(demo, arguments: Self.arguments(directory))
+            #expect(try last.waitForExit() == 0, "\(last.output)\(last.errorOutput)")
+            #expect(last.output.contains("  recovered            \(previous) actions: snapshot at sequence "))
+            #expect(last.output.contains("All checks passed."), "\(last.output)")
+            let (state, _) = try recoverDemoJournal(directory)
+            #expect(state.orders.placed == Self.orders)
+            #expect(state.orders.byID.count == Self.orders)
+            #expect(state.orders.pending == 0)
+        }
+    }
+
+    @Test func dataDirectoryOfARunningDemoIsRefused() async throws {
+        let demo = try DemoProcess.executable()
+        try await withDataDirectory { directory in
+            // Ten million orders: still running when the second demo starts.
+            let running = try DemoProcess(
+                demo,
+                arguments: Self.arguments(directory, orders: 10_000_000) + ["--acknowledge"]
+            )
+            defer { running.killNow() }
+            try running.waitForAcknowledgements(1)
+            let second = try DemoProcess(demo, arguments: Self.arguments(directory, orders: 10_000_000))
+            #expect(try second.waitForExit() == 3)
+            #expect(
+                second.errorOutput.contains("its journal is locked by another running sluice-demo"),
+                "\(second.errorOutput)"
+            )
+            #expect(second.output.isEmpty)
+        }
+    }
+
+    @Test func unusableDataDirectoryExitsWithStatus3() async throws {
+        let demo = try DemoProcess.executable()
+        try await withDataDirectory { directory in
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let file = directory + "/plain-file"
+            try Data("x".utf8).write(to: URL(fileURLWithPath: file))
+            let unwritable = try DemoProcess(demo, arguments: Self.arguments(file + "/data"))
+            #expect(try unwritable.waitForExit() == 3)
+            #expect(
+                unwritable.errorOutput.hasPrefix("sluice-demo: cannot use the data directory \(file)/data: mkdir"),
+                "\(unwritable.errorOutput)"
+            )
+
+            let damaged = directory + "/damaged"
+            let (segment, _) = try corruptJournal(in: damaged)
+            let corrupt = try DemoProcess(demo, arguments: Self.arguments(damaged))
+            #expect(try corrupt.waitForExit() == 3)
+            #expect(
+                corrupt.errorOutput.hasPrefix("sluice-demo: cannot resume from the journal in \(damaged): "),
+                "\(corrupt.errorOutput)"
+            )
+            #expect(corrupt.errorOutput.contains(segment), "\(corrupt.errorOutput)")
+        }
+    }
+}
+
+/// A run of the built `sluice-demo`: its standard output is read by a thread as it comes.
+final class DemoProcess: Sendable {
+    private let process = Process()
+    private let outputBytes = Collected<UInt8>()
+    private let errorBytes = Collected<UInt8>()
+    /// The complete lines on standard output so far (one per acknowledgement while the demo runs with `--quiet`).
+    private let outputLines = Collected<Int>()
+    private let drained = DispatchGroup()
+
+    /// The `sluice-demo` executable in the build folder of the test bundle (the test target depends on it).
+    static func executable() throws -> String {
+        let starts = CommandLine.arguments.prefix(1) + Bundle.allBundles.map(\.bundlePath)
+        for start in starts where start.hasPrefix("/") {
+            var folder = URL(fileURLWithPath: start).resolvingSymlinksInPath()
+            for _ in 0..<4 {
+                folder.deleteLastPathComponent()
+                let candidate = folder.appendingPathComponent("sluice-demo").path
+                if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+            }
+        }
+        throw DemoTestError(description: "sluice-demo not found near \(Array(starts))")
+    }
+
+    init(_ executable: String, arguments: [String]) throws {
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        for (pipe, bytes, lines) in [(output, outputBytes, outputLines), (errors, errorBytes, nil)] {
+            let reading = pipe.fileHandleForReading
+            drained.enter()
+            Thread.detachNewThread { [drained] in
+                while true {
+                    let data = reading.availableData
+                    if data.isEmpty { break }
+                    bytes.append(contentsOf: Array(data))
+                    lines?.append(contentsOf: [data.reduce(0) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }])
+                }
+                drained.leave()
+            }
+        }
+    }
+
+    /// Waits (at most two minutes) until the demo printed `count` acknowledgements.
+    func waitForAcknowledgements(_ count: Int) throws {
+        let deadline = ContinuousClock.now + .seconds(120)
+        // Counted as they arrive, so that the kill follows the count closely.
+        while outputLines.values.reduce(0, +) < count {
+            guard process.isRunning, ContinuousClock.now < deadline else {
+                killNow()
+                throw DemoTestError(
+                    description: "the demo acknowledged \(acknowledgements.count) of \(count) orders; \(errorOutput)"
+                )
+            }
+            usleep(500)
+        }
+    }
+
+    /// Kills the demo with SIGKILL (if it still runs) and waits for it and its output.
+    func killNow() {
+        if process.isRunning {
+            sendSIGKILL(to: process.processIdentifier)
+        }
+        process.waitUntilExit()
+        _ = drained.wait(timeout: .now() + 30)
+    }
+
+    /// Waits (at most five minutes) for the demo to exit, and returns its exit status.
+    func waitForExit() throws -> Int32 {
+        let deadline = ContinuousClock.now + .seconds(300)
+        while process.isRunning {
+            guard ContinuousClock.now < deadline else {
+                killNow()
+                throw DemoTestError(description: "the demo did not exit within five minutes")
+            }
+            usleep(2_000)
+        }
+        process.waitUntilExit()
+        _ = drained.wait(timeout: .now() + 30)
+        return process.terminationStatus
+    }
+
+    /// Whether SIGKILL ended the demo.
+    var wasKilled: Bool {
+        !process.isRunning && process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL
+    }
+
+    /// The acknowledgements on the complete lines of the output so far (a line cut short by the kill is none).
+    var acknowledgements: [DemoAcknowledgement] {
+        var lines = output.split(separator: "\n", omittingEmptySubsequences: false)
+        lines.removeLast()
+        return lines.compactMap { DemoAcknowledgement(line: $0) }
+    }
+
+    var output: String {
+        String(decoding: outputBytes.values, as: UTF8.self)
+    }
+
+    var errorOutput: String {
+        String(decoding: errorBytes.values, as: UTF8.self)
+    }
+}
+
+private func sendSIGKILL(to process: Int32) {
+    kill(process, SIGKILL)
+}
+
+/// xorshift64*: seeded, so that the kill moments are the same in every run of the test.
+struct SeededRandom {
+    private var state: UInt64
+
+    init(seed: UInt64) {
+        state = seed == 0 ? 1 : seed
+    }
+
+    mutating func next() -> UInt64 {
+        state ^= state >> 12
+        state ^= state << 25
+        state ^= state >> 27
+        return state &* 0x2545_F491_4F6C_DD1D
+    }
+}

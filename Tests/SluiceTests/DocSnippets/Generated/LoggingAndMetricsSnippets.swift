@@ -1,0 +1,35 @@
+// swift-format-ignore-file
+// Generated from Sources/Sluice/Sluice.docc/LoggingAndMetrics.md by scripts/update-doc-snippets.sh: do not edit (see DocSnippetTests.swift).
+// After changing a Swift block there, run: bash scripts/update-doc-snippets.sh
+
+import Foundation
+import Sluice
+import SluiceTesting
+import Testing
+
+/// The Swift blocks of Sources/Sluice/Sluice.docc/LoggingAndMetrics.md, in order (compiled; run only where a test calls `snippets()`).
+enum LoggingAndMetricsSnippets {
+    static func snippets() async throws {
+        // Sources/Sluice/Sluice.docc/LoggingAndMetrics.md:22
+        let records: Middleware<OrderState, OrderAction> = Middlewares.logging(
+            level: .debug,
+            diff: true,
+            isEnabled: { level in level >= minimumLevel }
+        ) { record in
+            let changes = record.changes?.map(\.description).joined(separator: "; ") ?? ""
+            print(record.level, record.actionDescription, record.durationText, record.waitedText, changes)
+        }
+        _ = records
+
+        // Sources/Sluice/Sluice.docc/LoggingAndMetrics.md:110
+        let measured = Store<OrderState, OrderAction>(
+            initialState: OrderState(),
+            reducer: orders,
+            instrumentation: StoreInstrumentation { measurement in
+                print(measurement.actionCaseName, measurement.duration, measurement.waited, measurement.queueDepth)
+            }
+        )
+        measured.dispatch(.place(id: 7))
+        _ = measured
+    }
+}
