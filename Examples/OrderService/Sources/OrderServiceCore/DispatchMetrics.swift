@@ -11,6 +11,9 @@ public import Sluice
 public struct DispatchMetrics: Sendable {
     private let counters: [String: Counter]
     private let timers: [String: Timer]
+    private let waits: Counter
+    private let waited: Timer
+    private let queueDepth: Recorder
 
     /// Makes the metrics with `factory` (in the service, a `PrometheusMetricsFactory`).
     ///
@@ -24,6 +27,9 @@ public struct DispatchMetrics: Sendable {
         }
         self.counters = counters
         self.timers = timers
+        waits = Counter(label: "sluice_dispatch_waits_total", factory: factory)
+        waited = Timer(label: "sluice_dispatch_wait", factory: factory)
+        queueDepth = Recorder(label: "sluice_queue_depth", factory: factory)
     }
 
     /// Counts one action of the case `caseName` that took `nanoseconds`.
@@ -32,10 +38,25 @@ public struct DispatchMetrics: Sendable {
         timers[caseName]?.recordNanoseconds(Int64(truncatingIfNeeded: nanoseconds))
     }
 
+    /// The store's instrumentation hook, recording each action as ``record(_:nanoseconds:)`` does (the time of its
+    /// work: middleware, reducer, subscribers), and also how often and how long dispatches waited for the store,
+    /// and the queue depth.
+    public func instrumentation() -> StoreInstrumentation<ShopAction> {
+        StoreInstrumentation { measurement in
+            record(measurement.action.caseName, nanoseconds: UInt64(max(0, measurement.durationNanoseconds)))
+            queueDepth.record(measurement.queueDepth)
+            if measurement.waited > .zero {
+                waits.increment()
+                waited.recordNanoseconds(measurement.waitedNanoseconds)
+            }
+        }
+    }
+
     /// A middleware that records each action that passes it, with the time that the rest of the chain (the
     /// middleware after it, the reducer and the subscribers) took for it.
     ///
-    /// Today's form: the time waited for the store's pipeline is not visible to a middleware.
+    /// For a store made by `Store(recoveringFrom:...)`, which takes no instrumentation: a middleware cannot see the
+    /// time waited for the store's pipeline.
     public func middleware<State>() -> Middleware<State, ShopAction> {
         Middleware { _ in
             { next in

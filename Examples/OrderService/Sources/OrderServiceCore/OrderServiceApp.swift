@@ -23,17 +23,20 @@ public func makeOrderService(
     let metrics = DispatchMetrics(factory: PrometheusMetricsFactory(registry: registry))
     switch options.backend {
     case .sluice:
-        let middleware = [swiftLogMiddleware(logger), metrics.middleware()] as [Middleware<ShopState, ShopAction>]
+        // The swift-log recipe (SwiftLogRecipe.swift): records, formatted only when the logger's level lets them
+        // through.
+        let logging: Middleware<ShopState, ShopAction> = Middlewares.logging(to: logger)
         let backend =
             if let directory = options.dataDirectory {
+                // `Store(recoveringFrom:...)` takes no instrumentation: the metrics come from a middleware.
                 try SluiceBackend(
                     recoveringFrom: directory,
                     durability: options.durability,
-                    middleware: middleware,
+                    middleware: [logging, metrics.middleware()],
                     logger: logger
                 )
             } else {
-                SluiceBackend(middleware: middleware, logger: logger)
+                SluiceBackend(middleware: [logging], instrumentation: metrics.instrumentation(), logger: logger)
             }
         return makeApplication(backend: backend, registry: registry, options: options, logger: logger, onRunning)
     case .mutex:

@@ -23,16 +23,23 @@ public final class SluiceBackend: OrderBackend {
     ///
     /// - Parameters:
     ///   - initialState: The state to start from.
-    ///   - middleware: Middleware in front of the side effects (logging, metrics).
+    ///   - middleware: Middleware in front of the side effects (logging).
+    ///   - instrumentation: The store's per-action measurements (metrics).
     ///   - logger: Where the service reports its start and shutdown.
     ///   - shutdownTimeout: How long shutdown waits for running effects.
     public init(
         initialState: ShopState = ShopState(),
         middleware: [Middleware<ShopState, ShopAction>] = [],
+        instrumentation: StoreInstrumentation<ShopAction>? = nil,
         logger: Logger,
         shutdownTimeout: Duration = .seconds(10)
     ) {
-        store = Store(initialState: initialState, reducer: shopReducer, middleware: middleware + shopSideEffects)
+        store = Store(
+            initialState: initialState,
+            reducer: shopReducer,
+            middleware: middleware + shopSideEffects,
+            instrumentation: instrumentation
+        )
         journal = nil
         self.logger = logger
         self.shutdownTimeout = shutdownTimeout

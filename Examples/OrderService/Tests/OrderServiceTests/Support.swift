@@ -32,7 +32,7 @@ enum BackendKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
         case .sluice:
             return SluiceBackend(
                 initialState: state,
-                middleware: metrics.map { [$0.middleware()] } ?? [],
+                instrumentation: metrics?.instrumentation(),
                 logger: quietLogger
             )
         case .mutex:
