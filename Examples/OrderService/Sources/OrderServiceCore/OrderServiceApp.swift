@@ -1,6 +1,5 @@
 public import Hummingbird
 public import Logging
-
 public import Prometheus
 import Sluice
 

@@ -1,6 +1,6 @@
 import Foundation
-import Logging
 public import Hummingbird
+import Logging
 public import Prometheus
 
 /// The HTTP interface: `POST /orders`, `GET /orders/{id}`, `GET /stats`, `GET /metrics`.
@@ -145,7 +145,10 @@ struct OrderRequestBody: Decodable {
         let all = try decoder.container(keyedBy: AnyKey.self)
         let unknown = all.allKeys.map(\.stringValue).filter { CodingKeys(stringValue: $0) == nil }.sorted()
         if !unknown.isEmpty {
-            throw APIError(.badRequest, "unknown field\(unknown.count > 1 ? "s" : "") \(unknown.joined(separator: ", "))")
+            throw APIError(
+                .badRequest,
+                "unknown field\(unknown.count > 1 ? "s" : "") \(unknown.joined(separator: ", "))"
+            )
         }
         let container = try decoder.container(keyedBy: CodingKeys.self)
         customer = try container.decode(String.self, forKey: .customer)
@@ -188,7 +191,10 @@ struct OrderRequestBody: Decodable {
     /// The order request, once its values are in range.
     func validated() throws -> PlaceOrder {
         guard (1...PlaceOrder.maxQuantity).contains(quantity) else {
-            throw APIError(.unprocessableContent, "quantity must be between 1 and \(PlaceOrder.maxQuantity), got \(quantity)")
+            throw APIError(
+                .unprocessableContent,
+                "quantity must be between 1 and \(PlaceOrder.maxQuantity), got \(quantity)"
+            )
         }
         guard (1...100).contains(customer.count) else {
             throw APIError(.unprocessableContent, "customer must have 1 to 100 characters")

@@ -72,7 +72,9 @@ public struct ServiceOptions: Sendable, Equatable {
             case "--log-level":
                 let text = try value(for: argument)
                 guard let level = Logger.Level(rawValue: text) else {
-                    throw OptionsError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
+                    throw OptionsError(
+                        "--log-level must be one of trace, debug, info, notice, warning, error, critical"
+                    )
                 }
                 logLevel = level
             case "--max-body":

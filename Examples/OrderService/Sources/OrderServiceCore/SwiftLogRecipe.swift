@@ -1,4 +1,5 @@
-// The swift-log recipe of the DocC article "Logging and Metrics in a Service" (LoggingAndMetrics.md), verbatim:
+// The swift-log recipe of the DocC article "Logging and Metrics in a Service" (LoggingAndMetrics.md), verbatim but
+// for `records:` named instead of a trailing closure (swift-format's OnlyOneTrailingClosureArgument):
 // the article's block is not compiled in the library's tests, so it is compiled here. The service logs through it.
 
 import Logging
@@ -31,16 +32,17 @@ extension Middlewares {
             level: level,
             diff: diff,
             sampling: sampling,
-            isEnabled: { level in logger.logLevel <= Logger.Level(level) }
-        ) { record in
-            var metadata: Logger.Metadata = ["duration": "\(record.durationText)"]
-            if record.waited > .zero {
-                metadata["waited"] = "\(record.waitedText)"
+            isEnabled: { level in logger.logLevel <= Logger.Level(level) },
+            records: { record in
+                var metadata: Logger.Metadata = ["duration": "\(record.durationText)"]
+                if record.waited > .zero {
+                    metadata["waited"] = "\(record.waitedText)"
+                }
+                if let changes = record.changes {
+                    metadata["changes"] = .array(changes.map { .string($0.description) })
+                }
+                logger.log(level: Logger.Level(record.level), "\(record.actionDescription)", metadata: metadata)
             }
-            if let changes = record.changes {
-                metadata["changes"] = .array(changes.map { .string($0.description) })
-            }
-            logger.log(level: Logger.Level(record.level), "\(record.actionDescription)", metadata: metadata)
-        }
+        )
     }
 }

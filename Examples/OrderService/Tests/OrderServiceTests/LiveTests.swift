@@ -55,7 +55,10 @@ import Testing
 
             // Every order reads back as it was acknowledged, now fulfilled.
             for order in acknowledged {
-                let read = try decode(Order.self, try await client.execute(uri: "/orders/\(order.id)", method: .get).body)
+                let read = try decode(
+                    Order.self,
+                    try await client.execute(uri: "/orders/\(order.id)", method: .get).body
+                )
                 var fulfilled = order
                 fulfilled.status = .fulfilled
                 #expect(read == fulfilled)

@@ -66,7 +66,11 @@ import Testing
         let app = testApplication(kind.make())
         try await app.test(.router) { client in
             for bad in Self.badRequests {
-                let response = try await client.execute(uri: "/orders", method: .post, body: ByteBuffer(string: bad.body))
+                let response = try await client.execute(
+                    uri: "/orders",
+                    method: .post,
+                    body: ByteBuffer(string: bad.body)
+                )
                 #expect(response.status == bad.status, "\(bad.body)")
                 #expect(response.headers[.contentType] == "application/json")
                 let error = try decode(ErrorBody.self, response.body)

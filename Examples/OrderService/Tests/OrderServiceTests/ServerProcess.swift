@@ -28,7 +28,8 @@ final class ServerProcess: @unchecked Sendable {
 
     /// The executable, built beside the test bundle (the test target depends on it).
     static func executable() throws -> URL {
-        let tests = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        let tests =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             ?? CommandLine.arguments[0]
         var directory = URL(fileURLWithPath: tests).deletingLastPathComponent()
         // On Darwin the test binary is inside `<name>.xctest/Contents/MacOS`.

@@ -41,7 +41,10 @@ import Testing
                             case .serviceUnavailable:
                                 return (orders, nil)
                             default:
-                                return (orders, "status \(response.status) after \(orders.count) orders of client \(clientIndex)")
+                                return (
+                                    orders,
+                                    "status \(response.status) after \(orders.count) orders of client \(clientIndex)"
+                                )
                             }
                         }
                     }
