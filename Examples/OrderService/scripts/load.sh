@@ -24,8 +24,11 @@ if ! command -v wrk > /dev/null; then
     apt-get install -y -qq wrk > /dev/null
 fi
 
-echo "== swift build -c release --product OrderService"
-swift build -c release --product OrderService
+# SKIP_BUILD=1 uses the release binary already built.
+if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
+    echo "== swift build -c release --product OrderService"
+    swift build -c release --product OrderService
+fi
 binary="$(swift build -c release --show-bin-path)/OrderService"
 
 work="$(mktemp -d)"

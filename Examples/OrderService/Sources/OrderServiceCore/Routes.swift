@@ -181,8 +181,9 @@ struct OrderRequestBody: Decodable {
             return "field \(path(context)) must be a \(type), not null"
         case .dataCorrupted(let context) where !context.codingPath.isEmpty:
             return "field \(path(context)) has an invalid value"
-        case .dataCorrupted:
-            return "malformed JSON"
+        case .dataCorrupted(let context):
+            // Foundation on Linux reports a number that does not fit its field here too, without the field.
+            return "malformed JSON: \(context.debugDescription)"
         @unknown default:
             return "malformed JSON"
         }
