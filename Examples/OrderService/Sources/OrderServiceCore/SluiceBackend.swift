@@ -1,0 +1,164 @@
+public import Logging
+import ServiceLifecycle
+public import Sluice
+
+/// The orders in a Sluice `Store`, optionally journaled.
+///
+/// `POST /orders` sends `.place` with `send(_:reading:)`: the task suspends (instead of blocking a thread) while
+/// another request's action runs, and gets the order as the reducer left it right after its own action. With a
+/// journal, the reading also takes the journal's last sequence number, which is that action's own (the follow-ups
+/// that the side effects dispatched are queued, and run after the reading), and the answer waits for
+/// `journal.durable(through:)` of it: nothing is acknowledged that a crash could lose.
+public final class SluiceBackend: OrderBackend {
+    /// `sluice`.
+    public let name = "sluice"
+    /// The store.
+    public let store: Store<ShopState, ShopAction>
+    /// The journal, when the service keeps one (`--data-dir`).
+    public let journal: Journal?
+    private let logger: Logger
+    private let shutdownTimeout: Duration
+
+    /// A store without a journal.
+    ///
+    /// - Parameters:
+    ///   - initialState: The state to start from.
+    ///   - middleware: Middleware in front of the side effects (logging).
+    ///   - instrumentation: The store's per-action measurements (metrics).
+    ///   - logger: Where the service reports its start and shutdown.
+    ///   - shutdownTimeout: How long shutdown waits for running effects.
+    public init(
+        initialState: ShopState = ShopState(),
+        middleware: [Middleware<ShopState, ShopAction>] = [],
+        instrumentation: StoreInstrumentation<ShopAction>? = nil,
+        logger: Logger,
+        shutdownTimeout: Duration = .seconds(10)
+    ) {
+        store = Store(
+            initialState: initialState,
+            reducer: shopReducer,
+            middleware: middleware + shopSideEffects,
+            instrumentation: instrumentation
+        )
+        journal = nil
+        self.logger = logger
+        self.shutdownTimeout = shutdownTimeout
+    }
+
+    /// A store recovered from the journal in `directory` (a new one starts from `initialState`), which records
+    /// every later action with `durability`.
+    ///
+    /// - Throws: A `JournalError` when the directory is locked by another process or the journal is damaged.
+    public init(
+        recoveringFrom directory: String,
+        durability: JournalDurability,
+        initialState: ShopState = ShopState(),
+        middleware: [Middleware<ShopState, ShopAction>] = [],
+        logger: Logger,
+        shutdownTimeout: Duration = .seconds(10)
+    ) throws(JournalError) {
+        let journal = try Journal(
+            directory: directory,
+            onError: { [logger] error in logger.error("journal stopped", metadata: ["error": "\(error)"]) }
+        )
+        store = try Store(
+            recoveringFrom: journal,
+            durability: durability,
+            initialState: initialState,
+            reducer: shopReducer,
+            middleware: middleware + shopSideEffects
+        )
+        self.journal = journal
+        self.logger = logger
+        self.shutdownTimeout = shutdownTimeout
+        if let recovery = journal.recovery {
+            logger.info(
+                "recovered",
+                metadata: [
+                    "journal.directory": "\(directory)",
+                    "journal.snapshot": "\(recovery.snapshotSequence)",
+                    "journal.replayed": "\(recovery.replayedActions)",
+                    "journal.last": "\(recovery.lastSequence)",
+                ]
+            )
+        }
+    }
+
+    public func place(_ request: PlaceOrder) async throws(BackendError) -> Order {
+        guard let journal else {
+            guard let order = await store.send(.place(request), reading: { $0.orders.byID[$0.orders.lastID] }) ?? nil
+            else { throw .shuttingDown }
+            return order
+        }
+        let reading = await store.send(
+            .place(request),
+            reading: { state in (state.orders.byID[state.orders.lastID], journal.lastSequence) }
+        )
+        guard let (placed, sequence) = reading, let order = placed else { throw .shuttingDown }
+        do {
+            try await journal.durable(through: sequence)
+        } catch {
+            throw .journalFailed("\(error)")
+        }
+        return order
+    }
+
+    public func order(id: Int) -> Order? {
+        store.read { $0.orders.byID[id] }
+    }
+
+    public func stats() -> ServiceStats {
+        var stats = store.read { ServiceStats(backend: name, state: $0) }
+        let figures = store.statistics
+        stats.store = .init(
+            waits: figures.waits,
+            blockedWaits: figures.blockedWaits,
+            totalWaitMicroseconds: figures.totalWait.microseconds,
+            longestWaitMicroseconds: figures.longestWait.microseconds,
+            queuedActions: figures.queuedActions,
+            deepestQueue: figures.deepestQueue,
+            refusedDispatches: figures.refusedDispatches
+        )
+        if let journal {
+            stats.journal = .init(lastSequence: journal.lastSequence, durableThrough: journal.durableThrough)
+        }
+        return stats
+    }
+
+    /// Runs the journal's writer until graceful shutdown; then shuts the store down (it refuses new actions and
+    /// finishes its work), writes a final snapshot, lets the writer flush, and closes the journal.
+    ///
+    /// The HTTP server is a later service of the same group, so it stops first: the requests in flight get their
+    /// answers (their actions made durable by the writer, still running) before the store refuses anything.
+    public func run() async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            if let journal {
+                group.addTask { try await journal.run() }
+            }
+            // Returns at graceful shutdown, throws if the task is cancelled: either way, shut down.
+            try? await gracefulShutdown()
+            let report = await store.shutdown(timeout: shutdownTimeout)
+            logger.info(
+                "store shut down",
+                metadata: [
+                    "store.flushedRuns": "\(report.flushedRuns)",
+                    "store.cancelledTasks": "\(report.cancelledTasks)",
+                    "store.refusedDispatches": "\(report.refusedDispatches)",
+                ]
+            )
+            guard let journal else { return }
+            let covered = try journal.snapshot(store)
+            group.cancelAll()
+            try await group.waitForAll()
+            journal.close()
+            logger.info("final snapshot written", metadata: ["journal.sequence": "\(covered)"])
+        }
+    }
+}
+
+extension Duration {
+    var microseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
+    }
+}
