@@ -148,4 +148,28 @@ import Testing
         #expect(measured.current == 2)
         #expect(instrumented.state.count == 2)
     }
+
+    /// A store recovered from its journal measures the actions it processes from then on (for each durability,
+    /// with the journal in a middleware or in the reducer), and not the actions it replayed.
+    @Test(arguments: [JournalDurability.everyAction, .none, .groupCommit(interval: .zero)])
+    func aRecoveredStoreMeasuresItsNewActionsOnly(durability: JournalDurability) async throws {
+        try await withTemporaryDirectory { directory in
+            try writeLedger([1, 2, 3], to: directory)
+            let journal = try Journal(directory: directory)
+            defer { journal.close() }
+            let measured = Locked<[DispatchMeasurement<LedgerAction>]>([])
+            let store = try Store<LedgerState, LedgerAction>(
+                recoveringFrom: journal,
+                durability: durability,
+                initialState: LedgerState(),
+                reducer: ledgerReducer,
+                instrumentation: StoreInstrumentation { measured.append($0) }
+            )
+            #expect(measured.current.isEmpty)
+            store.dispatch(.add(4))
+            store.dispatch(.add(5))
+            #expect(measured.current.map(\.action) == [.add(4), .add(5)])
+            #expect(store.state == ledger(after: 1...5))
+        }
+    }
 }

@@ -37,6 +37,8 @@ extension Store where State: Codable, Action: Codable {
     ///   - onEffectError: The store's error channel (see ``init(initialState:reducer:middleware:onEffectError:)``),
     ///     which also receives the error that stops the journal, as an ``EffectFailure`` from
     ///     ``EffectFailure/Source/journal``.
+    ///   - instrumentation: Called after the work of each new action with what it cost; see
+    ///     ``StoreInstrumentation``. Replayed actions are not measured.
     /// - Throws: A ``JournalError`` naming the file and offset of a damaged record, or the sequence of a record
     ///   that does not decode. Nothing is skipped silently.
     @inlinable
@@ -47,7 +49,8 @@ extension Store where State: Codable, Action: Codable {
         initialState: State,
         reducer: Reducer<State, Action>,
         middleware: [Middleware<State, Action>] = [],
-        onEffectError: (@Sendable (EffectFailure) -> Void)? = nil
+        onEffectError: (@Sendable (EffectFailure) -> Void)? = nil,
+        instrumentation: StoreInstrumentation<Action>? = nil
     ) throws(JournalError) {
         let (state, _) = try Self.recover(
             from: journal,
@@ -61,7 +64,8 @@ extension Store where State: Codable, Action: Codable {
                 reducer: reducer,
                 middleware: middleware + [Middlewares.journal(journal, durability: durability)],
                 dependencies: StoreDependencies.current,
-                onEffectError: onEffectError
+                onEffectError: onEffectError,
+                instrumentation: instrumentation
             )
             return
         }
@@ -83,14 +87,15 @@ extension Store where State: Codable, Action: Codable {
             }),
             middleware: middleware,
             dependencies: StoreDependencies.current,
-            onEffectError: onEffectError
+            onEffectError: onEffectError,
+            instrumentation: instrumentation
         )
         journal.report(to: self)
     }
 
     /// Rebuilds the state that a journal records, without creating a store.
     ///
-    /// The same recovery as ``init(recoveringFrom:durability:reducerVersion:initialState:reducer:middleware:onEffectError:)``;
+    /// The same recovery as ``init(recoveringFrom:durability:reducerVersion:initialState:reducer:middleware:onEffectError:instrumentation:)``;
     /// use it to inspect a journal, or to check it against another replay.
     public static func recover(
         from journal: Journal,
