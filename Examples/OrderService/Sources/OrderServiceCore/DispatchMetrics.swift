@@ -51,21 +51,4 @@ public struct DispatchMetrics: Sendable {
             }
         }
     }
-
-    /// A middleware that records each action that passes it, with the time that the rest of the chain (the
-    /// middleware after it, the reducer and the subscribers) took for it.
-    ///
-    /// For a store made by `Store(recoveringFrom:...)`, which takes no instrumentation: a middleware cannot see the
-    /// time waited for the store's pipeline.
-    public func middleware<State>() -> Middleware<State, ShopAction> {
-        Middleware { _ in
-            { next in
-                { action in
-                    let start = DispatchTime.now().uptimeNanoseconds
-                    next(action)
-                    record(action.caseName, nanoseconds: DispatchTime.now().uptimeNanoseconds &- start)
-                }
-            }
-        }
-    }
 }

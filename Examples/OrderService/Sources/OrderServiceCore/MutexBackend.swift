@@ -20,7 +20,7 @@ public final class MutexBackend: OrderBackend {
     ///
     /// - Parameters:
     ///   - initialState: The state to start from.
-    ///   - metrics: Where to count actions, as the Sluice backend's metrics middleware does.
+    ///   - metrics: Where to count actions, as the Sluice backend's instrumentation hook does.
     ///   - logger: Where actions are logged at `.debug`, and the shutdown at `.info`.
     public init(initialState: ShopState = ShopState(), metrics: DispatchMetrics?, logger: Logger) {
         state = Mutex(initialState)

@@ -27,11 +27,11 @@ public func makeOrderService(
         let logging: Middleware<ShopState, ShopAction> = Middlewares.logging(to: logger)
         let backend =
             if let directory = options.dataDirectory {
-                // `Store(recoveringFrom:...)` takes no instrumentation: the metrics come from a middleware.
                 try SluiceBackend(
                     recoveringFrom: directory,
                     durability: options.durability,
-                    middleware: [logging, metrics.middleware()],
+                    middleware: [logging],
+                    instrumentation: metrics.instrumentation(),
                     logger: logger
                 )
             } else {

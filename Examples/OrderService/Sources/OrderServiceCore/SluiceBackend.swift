@@ -54,6 +54,7 @@ public final class SluiceBackend: OrderBackend {
         durability: JournalDurability,
         initialState: ShopState = ShopState(),
         middleware: [Middleware<ShopState, ShopAction>] = [],
+        instrumentation: StoreInstrumentation<ShopAction>? = nil,
         logger: Logger,
         shutdownTimeout: Duration = .seconds(10)
     ) throws(JournalError) {
@@ -66,7 +67,8 @@ public final class SluiceBackend: OrderBackend {
             durability: durability,
             initialState: initialState,
             reducer: shopReducer,
-            middleware: middleware + shopSideEffects
+            middleware: middleware + shopSideEffects,
+            instrumentation: instrumentation
         )
         self.journal = journal
         self.logger = logger
