@@ -42,7 +42,6 @@ public final class PostgresFollower<State: Sendable & Decodable, Action: Sendabl
     private let reducer: Reducer<State, Action>
     private let reducerVersion: Int
     private let lock = NSLock()
-    private let decoder = JSONDecoder()
     // Guarded by `lock`.
     private var current: State
     private var applied: UInt64
@@ -261,7 +260,7 @@ public final class PostgresFollower<State: Sendable & Decodable, Action: Sendabl
             let bytes = Array(buffer: payload)
             guard UInt32(truncatingIfNeeded: checksum) == JournalChecksum.crc32c(of: bytes) else { continue }
             do {
-                let state = try decoder.decode(State.self, from: Data(bytes))
+                let state = try decodePayload(State.self, bytes)
                 lock.withLock {
                     current = state
                     applied = sequence
@@ -318,7 +317,7 @@ public final class PostgresFollower<State: Sendable & Decodable, Action: Sendabl
                     throw .checksumMismatch(storeID: id, sequence: found)
                 }
                 do {
-                    actions.append(try decoder.decode(Action.self, from: Data(buffer: payload)))
+                    actions.append(try decodePayload(Action.self, Array(buffer: payload)))
                 } catch {
                     throw .undecodable(storeID: id, sequence: found, description: "\(error)")
                 }
@@ -363,4 +362,10 @@ private func collect<S: AsyncSequence>(_ sequence: S) async throws -> [S.Element
     var result: [S.Element] = []
     for try await element in sequence { result.append(element) }
     return result
+}
+
+/// Decodes a payload as the journal wrote it (its binary encoding, or JSON).
+func decodePayload<Value: Decodable>(_ type: Value.Type, _ bytes: [UInt8]) throws -> Value {
+    var coder = JournalPayloadCoder()
+    return try bytes.withUnsafeBytes { try coder.decode(type, from: $0) }
 }

@@ -37,6 +37,10 @@ public struct PostgresJournalConfiguration: Sendable {
     public var acquireWait: Duration
     /// How long a writer tries to reach a primary again after losing its connection (a database failover).
     public var reconnectTimeout: Duration
+    /// How long the writer waits for an answer to one statement before it drops the connection and treats the
+    /// statement's outcome as unknown (it then reconnects and reads the head row and the records, as after a
+    /// lost connection). A server killed mid-statement does not always close the client's side promptly.
+    public var statementTimeout: Duration
     /// At most this many records in one append statement.
     public var maxBatchCount: Int
     /// At most about this many payload bytes in one append statement.
@@ -53,6 +57,7 @@ public struct PostgresJournalConfiguration: Sendable {
         lease: Duration = .seconds(2),
         acquireWait: Duration = .zero,
         reconnectTimeout: Duration = .seconds(20),
+        statementTimeout: Duration = .seconds(10),
         maxBatchCount: Int = 2_000,
         maxBatchBytes: Int = 1 << 20
     ) {
@@ -65,6 +70,7 @@ public struct PostgresJournalConfiguration: Sendable {
         self.lease = lease
         self.acquireWait = acquireWait
         self.reconnectTimeout = reconnectTimeout
+        self.statementTimeout = statementTimeout
         self.maxBatchCount = maxBatchCount
         self.maxBatchBytes = maxBatchBytes
     }

@@ -16,8 +16,8 @@ import Sluice
 /// - **Records**: `sluice_records(store_id, seq, epoch, checksum, payload)`. The journal assigns the sequence
 ///   numbers; each append is one statement that moves the stream's head row from `first - 1` to `last` if the
 ///   row still carries this writer's epoch, inserts the records from arrays, and notifies the followers
-///   (`pg_notify('sluice_journal', '<store id> <last>')`). A batch is acknowledged when that statement
-///   committed (with a synchronous standby, when the standby holds it). A batch larger than
+///   (`pg_notify('sluice_journal', '<store id> <last>')`). A batch is acknowledged when that statement's
+///   transaction committed (with a synchronous standby, when the standby holds it). A batch larger than
 ///   ``PostgresJournalConfiguration/maxBatchCount`` records or ``PostgresJournalConfiguration/maxBatchBytes``
 ///   bytes is split into several statements.
 /// - **Fencing**: ``acquire()`` increments the epoch of the head row (the row lock makes it wait for an append in
@@ -27,7 +27,12 @@ import Sluice
 ///   lease there. A standby takes over when it gets the advisory lock (the writer's session ended: a crash) or
 ///   when the lease ran out (a hung writer).
 /// - **Failover**: a lost connection is re-established to whichever endpoint is the primary; an append whose
-///   commit was not confirmed is checked against the head row before it is sent again.
+///   commit was not confirmed (connection lost, or no answer within
+///   ``PostgresJournalConfiguration/statementTimeout``) is resolved by reading the head row and the batch's records
+///   under this writer's epoch: it is acknowledged if they are there, sent again with the same sequence numbers if
+///   the head is just before it, and the writer stops otherwise. Each append is an explicit transaction, and a
+///   batch is acknowledged only when its `COMMIT` completed (with a synchronous standby, once the standby holds
+///   it).
 ///
 /// The seam is synchronous: each call waits for its statement on the calling thread (never on one of
 /// PostgresNIO's event loops).
@@ -292,14 +297,26 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
             SELECT (SELECT count(*) FROM inserted), pg_notify(\(PostgresSchema.channel), \(id) || ' ' || \(Int64(last)))::text
             FROM moved
             """
+        let checksumsByOffset = checksums
         var attemptDeadline: ContinuousClock.Instant?
+        var attempts = 0
         while true {
             let current = lock.withLock { connection }
+            attempts += 1
             do {
                 guard let current else {
                     throw PostgresJournalError.database(operation: "append", description: "closed")
                 }
-                let rows = try current.query(statement, logger: logger).wait()
+                // An explicit transaction, pipelined: PostgresNIO completes a statement at its CommandComplete,
+                // which the server sends BEFORE the implicit commit of an autocommit statement (and before the
+                // synchronous standby confirmed it). Only COMMIT's completion says the batch is durable; acking
+                // at the statement's completion let a failover lose an acknowledged batch.
+                let begin = current.query("BEGIN", logger: logger)
+                let result = current.query(statement, logger: logger)
+                let commit = current.query("COMMIT", logger: logger)
+                _ = try wait(for: begin, on: current)
+                let rows = try wait(for: result, on: current)
+                _ = try wait(for: commit, on: current)
                 if rows.first != nil {
                     lock.withLock {
                         head = last
@@ -310,18 +327,31 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
                     return
                 }
                 // Nothing matched: fenced, or the head moved under us.
-                try checkHead(epoch: epoch, first: first, last: last, on: current)
+                try resolve(epoch: epoch, first: first, last: last, checksums: checksumsByOffset, on: current)
                 return
             } catch let error as PostgresJournalError {
                 throw error
             } catch {
-                // The connection failed: the statement may or may not have committed. Reconnect to the primary,
-                // then look at the head row before sending it again.
+                // The connection failed (or did not answer in time): the batch may or may not have committed.
+                // Reconnect to the primary, then read the head row and the records under this writer's epoch
+                // before sending it again, with the same sequence numbers (never renumbered).
                 let deadline = attemptDeadline ?? (ContinuousClock.now + configuration.reconnectTimeout)
                 attemptDeadline = deadline
+                if attempts > Self.maxAttempts || ContinuousClock.now >= deadline {
+                    throw PostgresJournalError.database(operation: "append", description: String(reflecting: error))
+                }
                 let fresh = try reconnect(until: deadline, after: error)
                 do {
-                    if try checkHead(epoch: epoch, first: first, last: last, on: fresh, retryable: true) { return }
+                    if try resolve(
+                        epoch: epoch,
+                        first: first,
+                        last: last,
+                        checksums: checksumsByOffset,
+                        on: fresh,
+                        retryable: true
+                    ) {
+                        return
+                    }
                 } catch let error as PostgresJournalError {
                     throw error
                 } catch {
@@ -331,33 +361,97 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
         }
     }
 
-    /// After an append matched nothing or its outcome is unknown: `true` when the batch is in (committed before
-    /// the connection dropped), `false` when it may be sent again; throws when fenced.
+    /// How many times one batch is sent before its error stops the writer.
+    private static let maxAttempts = 20
+
+    /// Waits for `future`, at most ``PostgresJournalConfiguration/statementTimeout``; on a timeout closes
+    /// `connection` (whose outcome is then unknown) and throws ``StatementTimedOut``.
+    private func wait<Value: Sendable>(
+        for future: EventLoopFuture<Value>,
+        on connection: PostgresConnection
+    ) throws -> Value {
+        let done = DispatchSemaphore(value: 0)
+        let outcome = OutcomeBox<Value>()
+        future.whenComplete { result in
+            outcome.set(result)
+            done.signal()
+        }
+        let timeout = configuration.statementTimeout
+        let nanoseconds = max(0, Int(timeout.milliseconds)) * 1_000_000
+        if done.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .timedOut {
+            let closing: EventLoopFuture<Void> = connection.close()
+            _ = closing
+            throw StatementTimedOut(after: timeout)
+        }
+        return try outcome.get()
+    }
+
+    /// After an append matched nothing or its outcome is unknown, reads the head row and the batch's records:
+    /// `true` when the batch is in (committed before the connection dropped: every record of `first...last`
+    /// present under this writer's epoch with its checksum), `false` when it is not and may be sent again;
+    /// throws when fenced, or when the stream does not hold what this writer had acknowledged.
     @discardableResult
-    private func checkHead(
+    private func resolve(
         epoch: UInt64,
         first: UInt64,
         last: UInt64,
+        checksums: [Int64],
         on connection: PostgresConnection,
         retryable: Bool = false
     ) throws -> Bool {
         let id = configuration.storeID
-        let row = try connection.query(
-            "SELECT epoch, head FROM sluice_streams WHERE store_id = \(id)",
-            logger: logger
-        ).wait().first?.decode((Int64, Int64).self)
+        let row = try wait(
+            for: connection.query("SELECT epoch, head FROM sluice_streams WHERE store_id = \(id)", logger: logger),
+            on: connection
+        ).first?.decode((Int64, Int64).self)
         guard let row else { throw PostgresJournalError.database(operation: "append", description: "no head row") }
         let currentEpoch = UInt64(column: row.0)
         let currentHead = UInt64(column: row.1)
         if currentEpoch != epoch {
             throw PostgresJournalError.fenced(storeID: id, epoch: epoch, currentEpoch: currentEpoch)
         }
-        if currentHead == last {
-            lock.withLock { head = last }
-            return true
+        if currentHead == first - 1 {
+            if retryable { return false }
+            throw PostgresJournalError.sequenceGap(storeID: id, expected: currentHead + 1, found: first)
         }
-        if retryable && currentHead == first - 1 { return false }
-        throw PostgresJournalError.sequenceGap(storeID: id, expected: currentHead + 1, found: first)
+        if currentHead < first - 1 {
+            // The primary lost records this writer had acknowledged (a failover to a standby that did not
+            // hold them): never renumber, stop.
+            throw PostgresJournalError.sequenceGap(storeID: id, expected: currentHead + 1, found: first)
+        }
+        // The head moved past the batch under this epoch: only this writer moves it, so the batch committed;
+        // check that its records are there as sent.
+        let stored = try wait(
+            for: connection.query(
+                """
+                SELECT seq, epoch, checksum FROM sluice_records
+                WHERE store_id = \(id) AND seq BETWEEN \(Int64(first)) AND \(Int64(last)) ORDER BY seq
+                """,
+                logger: logger
+            ),
+            on: connection
+        )
+        var expected = first
+        for row in stored {
+            let (sequence, recordEpoch, checksum) = try row.decode((Int64, Int64, Int64).self)
+            guard UInt64(column: sequence) == expected else {
+                throw PostgresJournalError.sequenceGap(storeID: id, expected: expected, found: UInt64(column: sequence))
+            }
+            guard UInt64(column: recordEpoch) == epoch, checksum == checksums[Int(expected - first)] else {
+                throw PostgresJournalError.checksumMismatch(storeID: id, sequence: expected)
+            }
+            expected += 1
+        }
+        guard expected == last + 1 else {
+            throw PostgresJournalError.sequenceGap(storeID: id, expected: expected, found: last + 1)
+        }
+        lock.withLock {
+            head = max(head, last)
+            statistics.statements += 1
+            statistics.records += Int(last - first + 1)
+            statistics.largestStatement = max(statistics.largestStatement, Int(last - first + 1))
+        }
+        return true
     }
 
     private func reconnect(
@@ -553,6 +647,26 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
             }
         }
         lock.withLock { keeper = task }
+    }
+}
+
+/// A statement got no answer within ``PostgresJournalConfiguration/statementTimeout``: its outcome is unknown.
+private struct StatementTimedOut: Error {
+    var after: Duration
+}
+
+/// The outcome of a future, handed from the event loop to the waiting thread (the semaphore orders the two).
+private final class OutcomeBox<Value: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var result: Result<Value, any Error>?
+
+    func set(_ result: Result<Value, any Error>) {
+        lock.withLock { self.result = result }
+    }
+
+    func get() throws -> Value {
+        guard let result = lock.withLock({ result }) else { throw StatementTimedOut(after: .zero) }
+        return try result.get()
     }
 }
 

@@ -82,7 +82,9 @@ enum TestDatabase {
                 logger: Logger(label: "sluice.tests")
             )
             for try await (sequence, epoch, payload) in rows.decode((Int64, Int64, ByteBuffer).self) {
-                let action = try JSONDecoder().decode(LedgerAction.self, from: Data(buffer: payload))
+                var coder = JournalPayloadCoder()
+                let bytes = Array(buffer: payload)
+                let action = try bytes.withUnsafeBytes { try coder.decode(LedgerAction.self, from: $0) }
                 guard case .add(let value) = action else { continue }
                 result.append((sequence, epoch, value))
             }
