@@ -57,8 +57,10 @@ func runs(_ pairs: [(Int, UInt64)]) -> [EffectHarness.Run] {
 
 /// Polls `condition` until it holds or `timeout` passes; for the few tests on real queues and tasks.
 ///
-/// It suspends between polls instead of blocking, so the tasks it waits for can run on the cooperative pool.
-func waitUntil(timeout: Duration = .seconds(20), _ condition: () -> Bool) async -> Bool {
+/// It suspends between polls instead of blocking, so the tasks it waits for can run on the cooperative pool. The
+/// default bound only guards against a hang: the suite's other tests share the pool's threads (two on two cores)
+/// with the work it waits for, and under the thread sanitizer on a loaded machine that work ran 40 s late.
+func waitUntil(timeout: Duration = .seconds(90), _ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while !condition() {
         if ContinuousClock.now > deadline { return false }
