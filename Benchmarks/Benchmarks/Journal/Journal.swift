@@ -86,7 +86,11 @@ let benchmarks: @Sendable () -> Void = {
             store.dispatch(1)
         }
     } setup: {
-        Store(initialState: Tally(), reducer: tallyReducer, middleware: [Middleware { _ in { next in { action in next(action) } } }])
+        Store(
+            initialState: Tally(),
+            reducer: tallyReducer,
+            middleware: [Middleware { _ in { next in { action in next(action) } } }]
+        )
     }
 
     Benchmark("Dispatch-groupCommit-middleware", configuration: .perDispatch) { benchmark, store in
