@@ -540,13 +540,20 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
     // MARK: - Helpers
 
     private func connectPrimary() throws(PostgresJournalError) -> PostgresConnection {
-        try PostgresLink.connect(
+        let connection = try PostgresLink.connect(
             configuration.endpoints,
             username: configuration.username,
             password: configuration.password,
             database: configuration.database,
             primaryOnly: true
         )
+        // A writer stopped between an append's BEGIN and COMMIT (SIGSTOP, a hung process) would hold the head
+        // row's lock, and a standby's takeover would wait for it for ever: the server ends a transaction left idle
+        // for a lease (the writer then reconnects and resolves the append's outcome, as after any lost connection).
+        let timeout = "\(max(configuration.lease.milliseconds, 1))ms"
+        _ = try? connection.query("SET idle_in_transaction_session_timeout = '\(unescaped: timeout)'", logger: logger)
+            .wait()
+        return connection
     }
 
     private func checkHealthy() throws(JournalError) {
