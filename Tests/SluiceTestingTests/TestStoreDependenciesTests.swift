@@ -97,7 +97,7 @@ private func missingMailer(while processing: String) -> String {
                 $0.count = 1
                 $0.items = ["tea"]
             }
-            await store.receive(.note("live: tea"), timeout: .seconds(60)) { $0.note = "live: tea" }
+            await store.receive(.note("live: tea"), timeout: .seconds(300)) { $0.note = "live: tea" }
             await store.finish()
         }
         #expect(recorded.map(\.message) == [missingMailer(while: "while processing add(\"tea\")")])
@@ -143,7 +143,7 @@ private func missingMailer(while processing: String) -> String {
                 $0.count = 1
                 $0.items = ["tea"]
             }
-            await store.receive(.noop, timeout: .seconds(60))
+            await store.receive(.noop, timeout: .seconds(300))
             await store.finish()
         }
         #expect(recorded.isEmpty)

@@ -93,7 +93,7 @@ final class KilledRun: Sendable {
 
     /// Waits (bounded) until the process acknowledged an action, waits `microseconds` more, then kills it.
     func killAfterFirstAcknowledgement(plus microseconds: UInt32) throws {
-        let deadline = ContinuousClock.now + .seconds(30)
+        let deadline = ContinuousClock.now + .seconds(120)
         while !output.current.contains(UInt8(ascii: "\n")) {
             guard process.isRunning, ContinuousClock.now < deadline else {
                 if process.isRunning { kill(process.processIdentifier, SIGKILL) }

@@ -282,7 +282,7 @@ import Testing
             middleware: [tap { _, _ in true }]
         )
         store.dispatch(.increment)
-        _ = await store.shutdown(timeout: .seconds(5))
+        _ = await store.shutdown(timeout: .seconds(60))
         await onThread {
             runOnThreads(4) { _ in
                 for _ in 0..<100 {

@@ -391,7 +391,7 @@ import Testing
 
     @Test func aReadingSendAfterShutdownIsRefused() async {
         let store = Store(initialState: TestState(), reducer: testReducer)
-        _ = await store.shutdown(timeout: .seconds(5))
+        _ = await store.shutdown(timeout: .seconds(60))
         #expect(await store.send(.add(1), reading: { $0.count }) == nil)
         #expect(store.state.count == 0)
     }

@@ -131,11 +131,11 @@ import Testing
             queue.async { gate.wait() }
         }
 
-        /// Frees the queue, waits until `count` runs happened (or 10 s passed), then until the queue has done
+        /// Frees the queue, waits until `count` runs happened (or 60 s passed), then until the queue has done
         /// everything that was queued on it by then.
         func release(expecting count: Int) -> [Int] {
             gate.signal()
-            let deadline = DispatchTime.now() + .seconds(10)
+            let deadline = DispatchTime.now() + .seconds(60)
             while runs.current.count < count && DispatchTime.now() < deadline {
                 Thread.sleep(forTimeInterval: 0.001)
             }
@@ -202,7 +202,7 @@ import Testing
         let body: @Sendable (Int) -> Void = { value in
             events.append("start \(value)")
             if value == 2 && DispatchQueue.getSpecific(key: onQueue) == true {
-                _ = slowRun.wait(timeout: .now() + .seconds(10))
+                _ = slowRun.wait(timeout: .now() + .seconds(60))
             }
             events.append("end \(value)")
         }
@@ -212,7 +212,7 @@ import Testing
         let start = DispatchTime.now()
         busy.store.dispatch(.add(1))
         busy.store.dispatch(.add(2))  // trails at +20, on the queue, and opens [20, 40)
-        let started = DispatchTime.now() + .seconds(10)
+        let started = DispatchTime.now() + .seconds(60)
         while !events.current.contains("start 2") && DispatchTime.now() < started {
             Thread.sleep(forTimeInterval: 0.001)
         }

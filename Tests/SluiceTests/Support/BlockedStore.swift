@@ -79,7 +79,7 @@ struct Timeout: Error, CustomStringConvertible {
 /// Polls `condition` every millisecond for at most 10 seconds, suspending (not blocking a thread of the pool, which
 /// the tasks it waits for may need) in between.
 func poll(_ what: String, _ condition: () -> Bool) async throws {
-    let deadline = ContinuousClock.now + .seconds(90)  // a hang guard; see `waitUntil(timeout:_:)`
+    let deadline = ContinuousClock.now + .seconds(300)  // a hang guard; see `waitUntil(timeout:_:)`
     while !condition() {
         if ContinuousClock.now > deadline { throw Timeout(description: "timed out waiting for \(what)") }
         try await Task.sleep(for: .milliseconds(1))
