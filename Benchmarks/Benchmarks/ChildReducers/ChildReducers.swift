@@ -2,10 +2,11 @@
 // hand-written in-place reducer that does the same lookup and update itself. If `forEach` copied the dictionary
 // or the element, its cost would grow with the dictionary; the hand-written reducer is its floor.
 //
-// Both stores of one size start from the same dictionary value. A dictionary's hash seed comes from the address of
-// its storage, so two dictionaries built apart place the same key in different buckets, and the lookup of that key
-// can probe a different number of buckets in each (about 10 instructions per extra probe in callgrind). A copy keeps
-// the seed of its original, so the first update's copy-on-write copy in each store has the same layout.
+// Run these with `SWIFT_DETERMINISTIC_HASHING=1` (Benchmarks/README.md). Otherwise a dictionary's hash seed comes
+// from the address of its storage, which differs in each benchmark's process, so the updated key sits at a
+// different distance from its ideal bucket in the `forEach` and hand-written stores, and one lookup can probe more
+// buckets than the other (about 10 instructions per extra probe in callgrind). With it, the seed depends only on
+// the capacity: both stores of one size get the same layout.
 
 import Benchmark
 import Sluice
@@ -76,7 +77,6 @@ let benchmarks: @Sendable () -> Void = {
 
     for count in [1_000, 1_000_000] {
         let name = count == 1_000 ? "1K" : "1M"
-        let orders = makeOrders(count)
         // One order in the middle of the dictionary, updated on every action.
         let id = count / 2
         Benchmark("ForEach-update-in-\(name)", configuration: configuration) { benchmark, store in
@@ -84,7 +84,7 @@ let benchmarks: @Sendable () -> Void = {
                 store.dispatch(.order(id: id, .add(1)))
             }
         } setup: {
-            Store<ShopState, ShopAction>(initialState: ShopState(orders: orders), reducer: forEachReducer)
+            Store<ShopState, ShopAction>(initialState: ShopState(orders: makeOrders(count)), reducer: forEachReducer)
         }
 
         Benchmark("Hand-written-update-in-\(name)", configuration: configuration) { benchmark, store in
@@ -92,7 +92,10 @@ let benchmarks: @Sendable () -> Void = {
                 store.dispatch(.order(id: id, .add(1)))
             }
         } setup: {
-            Store<ShopState, ShopAction>(initialState: ShopState(orders: orders), reducer: handWrittenReducer)
+            Store<ShopState, ShopAction>(
+                initialState: ShopState(orders: makeOrders(count)),
+                reducer: handWrittenReducer
+            )
         }
     }
 }
