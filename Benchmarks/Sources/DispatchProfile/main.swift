@@ -13,7 +13,9 @@
 // with and without its writer), its size (middleware, subscriber or module count; ignored by the modifiers and the
 // reads), and the
 // number of dispatches (or reads). Compare two instruction totals (say, 100,000 and 200,000
-// dispatches) to get the instructions of one dispatch; `callgrind_annotate` shows where they go.
+// dispatches) to get the instructions of one dispatch; `callgrind_annotate` shows where they go. Run `foreach` and
+// `foreach-hand` with `SWIFT_DETERMINISTIC_HASHING=1`: otherwise each process's dictionary gets its own hash seed and
+// the updated key its own number of probes (Benchmarks/README.md, "Child reducers").
 
 import Dispatch
 import Sluice
