@@ -19,6 +19,7 @@
 
 import Dispatch
 import Sluice
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -93,6 +94,11 @@ func listDirectory(_ path: String) throws -> [String] {
         if name != "." && name != ".." { names.append(name) }
     }
     return names
+}
+
+/// A `Mutex` that tasks can share (not copyable, so a closure cannot capture it by value).
+final class MutexBox: Sendable {
+    let mutex = Mutex(Counter())
 }
 
 @inline(never)
@@ -202,6 +208,42 @@ case "send":
     }
     done.wait()
     consume(store.state)
+case "tasks-send", "tasks-mutex":
+    // 64 tasks of one task group on the cooperative pool, `count / 64` changes each, all at once: `await store.send(1)`
+    // through `size` pass-through middleware (`tasks-send`), or the reducer inside `Mutex.withLock` (`tasks-mutex`,
+    // the floor of the `Concurrency` area's `64-tasks-*` benchmarks). Prints the wall-clock time per change, for
+    // `perf stat` (cycles, context switches, futex calls) rather than callgrind, which serializes the threads.
+    let tasks = 64
+    let perTask = max(count / tasks, 1)
+    let store = Store(initialState: Counter(), reducer: reducer, middleware: Array(repeating: passThrough, count: size))
+    let box = MutexBox()
+    let done = DispatchSemaphore(value: 0)
+    let start = DispatchTime.now().uptimeNanoseconds
+    Task.detached {
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<tasks {
+                if scenario == "tasks-send" {
+                    group.addTask {
+                        for _ in 0..<perTask {
+                            await store.send(1)
+                        }
+                    }
+                } else {
+                    group.addTask {
+                        for _ in 0..<perTask {
+                            box.mutex.withLock { state in reducer.reduce(into: &state, 1) }
+                        }
+                    }
+                }
+            }
+        }
+        done.signal()
+    }
+    done.wait()
+    let elapsed = DispatchTime.now().uptimeNanoseconds - start
+    print("\(scenario): \(Double(elapsed) / Double(tasks * perTask)) ns per change")
+    consume(store.state)
+    consume(box.mutex.withLock { $0.count })
 case "subscribers", "keyed":
     let store = Store(initialState: Counter(), reducer: reducer)
     let subscriptions = (0..<size).map { _ in

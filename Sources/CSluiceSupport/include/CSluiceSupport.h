@@ -25,6 +25,27 @@ static inline pthread_cond_t *csluice_thread_condition(void) {
     return &csluice_thread_condition_storage;
 }
 
+// The store's lock (`Lock` in Sluice) and the calling thread's identity (`ThreadID`), inline in Swift's callers: as
+// calls into Sluice, `Lock.lock()` and `Lock.unlock()` cost 14 instructions each on top of the pthread function (a
+// wrapper and a merged thunk; callgrind), `ThreadID.current` 10 on top of `pthread_self`. Inlinable Swift code may
+// call only what a module imported publicly declares, and `Lock` does not import the C library publicly: so the mutex
+// is passed untyped here.
+
+/// `pthread_mutex_lock` of the `pthread_mutex_t` at `mutex`.
+static inline int csluice_mutex_lock(void *mutex) {
+    return pthread_mutex_lock((pthread_mutex_t *)mutex);
+}
+
+/// `pthread_mutex_unlock` of the `pthread_mutex_t` at `mutex`.
+static inline int csluice_mutex_unlock(void *mutex) {
+    return pthread_mutex_unlock((pthread_mutex_t *)mutex);
+}
+
+/// The calling thread's `pthread_t`, as an integer (a pointer to its control block on glibc, musl and Darwin).
+static inline uintptr_t csluice_thread_self(void) {
+    return (uintptr_t)pthread_self();
+}
+
 // The owner word of a store's pipeline (`PipelineEntry` in Sluice): 0 when the pipeline is idle and nobody needs the
 // lock, else the owning thread's identity, with bit 0 set once the lock-guarded state machine has taken over (someone
 // waits or queued, or the store closed). Swift has no atomics before Synchronization (macOS 15), which the library's

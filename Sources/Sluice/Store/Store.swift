@@ -132,7 +132,7 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     /// reduced and its subscribers notified. Called from inside such processing (a middleware, a side effect,
     /// a subscriber), it queues the action and returns at once. Safe from any thread. Once ``shutdown(timeout:)``
     /// has begun, the action is refused: dropped, and counted in ``refusedDispatchCount``.
-    @inlinable
+    @inlinable @inline(__always)
     public func dispatch(_ action: Action) {
         core.dispatch(action, through: chain)
     }

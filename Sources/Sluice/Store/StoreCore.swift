@@ -188,7 +188,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     ///
     /// Returns `true` if the action was accepted (processed, or queued for the thread that owns the pipeline),
     /// `false` if the store is gone. ``Store/dispatch(_:)`` ignores the answer, which costs it nothing once inlined.
-    @inlinable @discardableResult
+    @inlinable @inline(__always) @discardableResult
     func dispatch(_ action: Action, through chain: DispatchFunction<Action>?) -> Bool {
         if chain != nil {
             let thread = ThreadID.current
@@ -220,7 +220,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
 
     /// Runs `action` through `chain` on the pipeline that this thread took on the fast path, then gives it up:
     /// without the lock if nobody needed it meanwhile.
-    @inlinable
+    @inlinable @inline(__always)
     func runOnFastPipeline(_ action: Action, through chain: DispatchFunction<Action>?, thread: ThreadID) {
         OwnedPipelines.add(1)
         // `chain` is not nil here, and the caller keeps it alive (see ``processLocked(_:through:)``).
