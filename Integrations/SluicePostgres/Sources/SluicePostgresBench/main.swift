@@ -255,7 +255,8 @@ func measureFollowerLag(rate: Int) async throws -> (fromCommit: Samples, fromDis
 let server = try await measureServerFloor()
 print(
     String(
-        format: "server floor, PostgresNIO:    %8.0f commits/s  p50 %.2f ms  p99 %.2f ms  (BEGIN %.2f, INSERT %.2f, COMMIT %.2f ms p50)",
+        format:
+            "server floor, PostgresNIO:    %8.0f commits/s  p50 %.2f ms  p99 %.2f ms  (BEGIN %.2f, INSERT %.2f, COMMIT %.2f ms p50)",
         Double(server.total.count) / Double(seconds),
         server.total.percentile(0.5),
         server.total.percentile(0.99),
