@@ -32,7 +32,11 @@ let package = Package(
         // Not a test: measures acknowledgements per second, follower lag and takeover time (see its main.swift).
         .executableTarget(
             name: "SluicePostgresBench",
-            dependencies: ["SluicePostgres", .product(name: "Sluice", package: sluicePackage)]
+            dependencies: [
+                "SluicePostgres",
+                .product(name: "Sluice", package: sluicePackage),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
         ),
         .testTarget(
             name: "SluicePostgresTests",

@@ -170,6 +170,10 @@ public final class Journal: @unchecked Sendable {
         for await _ in wakeStream {
             if interval > .zero {
                 try? await Task.sleep(for: interval)
+            } else {
+                // The senders that the last batch's commit resumed are queued on the executor: let them dispatch
+                // before taking the batch, so that they join this one instead of waiting for one more commit.
+                await Task.yield()
             }
             try flush(sync: true)
         }

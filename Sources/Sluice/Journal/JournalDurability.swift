@@ -9,7 +9,8 @@ public enum JournalDurability: Sendable, Equatable {
     /// Actions are reduced at once and written by ``Journal/run()`` in batches, one `fsync` per batch.
     ///
     /// The writer waits up to `interval` after the first pending action to gather more into the batch (`.zero`:
-    /// a batch is whatever arrived while the previous one was being synced). Wait with
+    /// a batch is whatever arrived while the previous one was being synced, and what the senders that its
+    /// commit resumed dispatch before the writer runs again: it yields once to them). Wait with
     /// ``Journal/durable(through:)`` before acknowledging an action to the outside world.
     case groupCommit(interval: Duration)
     /// Each action is written (to the operating system's cache) before the reducer runs, never `fsync`ed by

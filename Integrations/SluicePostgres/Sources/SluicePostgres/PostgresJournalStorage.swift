@@ -311,12 +311,14 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
                 // which the server sends BEFORE the implicit commit of an autocommit statement (and before the
                 // synchronous standby confirmed it). Only COMMIT's completion says the batch is durable; acking
                 // at the statement's completion let a failover lose an acknowledged batch.
+                // One wait for the three, on a future combined on the connection's event loop: a wait per
+                // statement woke this thread three times per append, and on a loaded machine each wake-up costs
+                // a scheduling delay (0.8 ms of 1.2 ms per append when the commit itself was cheap). The combined
+                // future fails with the first statement's error, as soon as it comes.
                 let begin = current.query("BEGIN", logger: logger)
                 let result = current.query(statement, logger: logger)
                 let commit = current.query("COMMIT", logger: logger)
-                _ = try wait(for: begin, on: current)
-                let rows = try wait(for: result, on: current)
-                _ = try wait(for: commit, on: current)
+                let ((_, rows), _) = try wait(for: begin.and(result).and(commit), on: current)
                 if rows.first != nil {
                     lock.withLock {
                         head = last
