@@ -28,10 +28,6 @@ private enum CounterKey: StoreDependencyKey {
     static var testValue: Locked<Int> { Locked(0) }
 }
 
-struct BrokenConfiguration: Error, CustomStringConvertible {
-    var description: String { "no API key in the environment" }
-}
-
 /// A key whose live value cannot be built.
 private enum BrokenKey: StoreDependencyKey {
     static var liveValue: Int { get throws { throw BrokenConfiguration() } }

@@ -3,8 +3,9 @@ import Sluice
 import Testing
 
 /// Every usage error that the documentation says "stops the program with a message" does so, and says what was
-/// wrong, in every build configuration (`.ci/run` runs this suite in a release build too, where `precondition`
-/// messages are compiled out).
+/// wrong, in every build configuration: `.ci/run` runs this suite in a release build too, where `precondition`
+/// messages are compiled out (`swift test -c release --package-path Tests/ReleaseUsageErrors`, a package whose
+/// sources are links to this file and the support it uses).
 @Suite struct UsageErrorTests {
     private typealias Effect = SideEffect<TestState, TestAction>
 

@@ -102,10 +102,14 @@ fi
 echo "== swift format lint --strict (SluicePostgres)"
 swift format lint --strict --recursive Sources Tests Package.swift
 
+# `.ci/run` sets SLUICE_SERVER_SCRATCH so that this package and Examples/OrderService share one build of the server
+# packages they both use.
+scratch=()
+if [ -n "${SLUICE_SERVER_SCRATCH:-}" ]; then scratch=(--scratch-path "$SLUICE_SERVER_SCRATCH"); fi
 echo "== swift build (SluicePostgres)"
-swift build --build-tests
+swift build "${scratch[@]}" --build-tests
 echo "== swift test (SluicePostgres): every suite but the database failover"
-timeout 600 swift test --skip-build --skip DatabaseFailoverTests
+timeout 600 swift test "${scratch[@]}" --skip-build --skip DatabaseFailoverTests
 # Last: it stops the primary and promotes the standby, so nothing can run after it on these servers.
 echo "== swift test (SluicePostgres): the database failover"
-SLUICE_PG_FAILOVER=1 timeout 240 swift test --skip-build --filter DatabaseFailoverTests
+SLUICE_PG_FAILOVER=1 timeout 240 swift test "${scratch[@]}" --skip-build --filter DatabaseFailoverTests

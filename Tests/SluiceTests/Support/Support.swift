@@ -49,28 +49,6 @@ func runOnThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     done.wait()
 }
 
-/// The state most tests use: a counter and a log of the actions that the reducer saw.
-struct TestState: Sendable, Equatable {
-    var count = 0
-    var log: [String] = []
-}
-
-enum TestAction: Sendable, Equatable {
-    case increment
-    case add(Int)
-    case record(String)
-    case noop
-}
-
-let testReducer = Reducer<TestState, TestAction>(mutating: { state, action in
-    switch action {
-    case .increment: state.count += 1
-    case .add(let amount): state.count += amount
-    case .record(let entry): state.log.append(entry)
-    case .noop: break
-    }
-})
-
 /// A middleware that calls `body` for every action, then passes it on (unless `body` returns `false`).
 func tap(
     _ body: @escaping @Sendable (TestAction, MiddlewareAPI<TestState, TestAction>) -> Bool

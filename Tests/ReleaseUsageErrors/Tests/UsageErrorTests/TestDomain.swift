@@ -1,0 +1,1 @@
+../../../SluiceTests/Support/TestDomain.swift

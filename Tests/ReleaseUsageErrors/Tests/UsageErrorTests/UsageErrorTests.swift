@@ -1,0 +1,1 @@
+../../../SluiceTests/UsageErrorTests.swift
