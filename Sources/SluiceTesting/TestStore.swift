@@ -9,7 +9,7 @@ internal import Testing
 /// ```swift
 /// let store = TestStore(initialState: Counter(), reducer: counterReducer, middleware: [Middleware(reload)])
 /// store.send(.increment) { $0.count = 1 }          // the state after = the state before + these changes
-/// await store.receive(.reloaded(1), timeout: .seconds(1)) { $0.saved = 1 }  // dispatched by the side effect
+/// await store.receive(.reloaded(1), timeout: .seconds(30)) { $0.saved = 1 }  // dispatched by the side effect
 /// await store.finish()                             // nothing left unasserted, running or pending
 /// ```
 ///
@@ -209,7 +209,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
     /// asserts it as ``receive(_:assert:fileID:filePath:line:column:)`` does.
     ///
     /// ```swift
-    /// await store.receive(.loaded(42), timeout: .seconds(1)) { $0.price = 42 }
+    /// await store.receive(.loaded(42), timeout: .seconds(30)) { $0.price = 42 }
     /// ```
     public func receive(
         _ expected: Action,
@@ -263,10 +263,15 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
     /// for each received action not asserted, each task still running and each unit of work still pending on a
     /// test scheduler.
     ///
+    /// The wait ends as soon as the tasks have ended, so the timeout only bounds a task that never ends. Its default
+    /// is generous because a task that already dispatched what the test received may still wait for a thread of
+    /// the cooperative pool to finish: on a busy CI machine, or under the thread sanitizer, a second was seen not
+    /// to be enough.
+    ///
     /// With ``Exhaustivity/off`` nothing fails (``Exhaustivity/off(showSkipped:)`` with `true` lists what was
     /// left as warnings).
     public func finish(
-        timeout: Duration = .seconds(1),
+        timeout: Duration = .seconds(10),
         fileID: String = #fileID,
         filePath: StaticString = #filePath,
         line: Int = #line,

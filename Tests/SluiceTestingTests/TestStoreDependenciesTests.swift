@@ -98,7 +98,7 @@ private func missingMailer(while processing: String) -> String {
                 $0.items = ["tea"]
             }
             await store.receive(.note("live: tea"), timeout: .seconds(300)) { $0.note = "live: tea" }
-            await store.finish()
+            await store.finish(timeout: .seconds(300))
         }
         #expect(recorded.map(\.message) == [missingMailer(while: "while processing add(\"tea\")")])
         #expect(recorded.map(\.line) == [line])
@@ -144,7 +144,7 @@ private func missingMailer(while processing: String) -> String {
                 $0.items = ["tea"]
             }
             await store.receive(.noop, timeout: .seconds(300))
-            await store.finish()
+            await store.finish(timeout: .seconds(300))
         }
         #expect(recorded.isEmpty)
         #expect(reads.elements == ["fake", "fake"])

@@ -78,14 +78,14 @@ func issues(_ body: () async -> Void) async -> [TestStoreIssueRecorder.Issue] {
         }
         store.send(.save)
         await store.receive(.saved(1), timeout: .seconds(300)) { $0.saved = 1 }
-        await store.finish()
+        await store.finish(timeout: .seconds(300))
     }
 
     @Test func receiveByPredicate() async {
         let store = TestStore(initialState: Cart(), reducer: cartReducer, middleware: [Middleware(saveLater)])
         store.send(.save)
         await store.receive({ if case .saved = $0 { true } else { false } }, timeout: .seconds(300))
-        await store.finish()
+        await store.finish(timeout: .seconds(300))
     }
 
     @Test func receiveFromAnEffect() async {
@@ -93,7 +93,7 @@ func issues(_ body: () async -> Void) async -> [TestStoreIssueRecorder.Issue] {
         let task = store.store.start { api in api.dispatch(.note("from effect")) }
         await store.receive(.note("from effect"), timeout: .seconds(300)) { $0.note = "from effect" }
         _ = try? await task.value
-        await store.finish()
+        await store.finish(timeout: .seconds(300))
     }
 
     @Test func aSchedulerWithNoPendingWorkPasses() async {
@@ -431,7 +431,7 @@ func issues(_ body: () async -> Void) async -> [TestStoreIssueRecorder.Issue] {
             store.send(.save)
             await store.receive(.saved(0), timeout: .seconds(300)) { $0.saved = 0 }
             #expect(store.state.note == "saving")
-            await store.finish()
+            await store.finish(timeout: .seconds(300))
         }
         #expect(recorded.isEmpty)
     }

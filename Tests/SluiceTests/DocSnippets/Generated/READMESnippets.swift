@@ -165,7 +165,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:526
+        // README.md:528
         func addAddsTheAmount() {
             let next = counter(AppState(), .add(41))
             #expect(next.count == 41)
@@ -173,7 +173,7 @@ enum READMESnippets {
         }
         addAddsTheAmount()
 
-        // README.md:538
+        // README.md:540
         func everyActionIsLogged() {
             let lines = Recorder<String>()  // a small lock-guarded array of your test support code
             let store = Store<AppState, AppAction>(
@@ -187,7 +187,7 @@ enum READMESnippets {
         }
         everyActionIsLogged()
 
-        // README.md:557
+        // README.md:559
         func reportIsDebounced() {
             let scheduler = TestScheduler()
             let reports = Recorder<Int>()
@@ -209,7 +209,7 @@ enum READMESnippets {
         }
         reportIsDebounced()
 
-        // README.md:589
+        // README.md:591
         do {
             struct Quote: Equatable, Sendable {
                 var symbol = ""
@@ -244,7 +244,7 @@ enum READMESnippets {
                     $0.symbol = "ACME"
                     $0.isLoading = true
                 }
-                await store.receive(.received(42), timeout: .seconds(5)) {
+                await store.receive(.received(42), timeout: .seconds(30)) {
                     $0.price = 42
                     $0.isLoading = false
                 }

@@ -77,7 +77,7 @@ enum ServicesAndDependenciesSnippets {
                 dependencies: .test { $0.paymentGateway = DecliningGateway() }
             )
             store.send(.checkout(orderID: 7, cents: 1_250)) { $0.orders[7] = .pending }
-            await store.receive({ if case .paymentFailed(orderID: 7) = $0 { true } else { false } }, timeout: .seconds(5)) {
+            await store.receive({ if case .paymentFailed(orderID: 7) = $0 { true } else { false } }, timeout: .seconds(30)) {
                 $0.orders[7] = .failed
             }
             await store.finish()
