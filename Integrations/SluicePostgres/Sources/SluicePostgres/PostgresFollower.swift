@@ -17,7 +17,9 @@ public struct FollowerLag: Sendable, Equatable {
 /// It loads the newest snapshot that its reducer version accepts, then tails the stream: a notification from the
 /// writer's append (`LISTEN sluice_journal`), a reconnect and a fallback poll each start a range query from the
 /// last applied sequence. Each record must be exactly the next sequence and pass its checksum; it is applied
-/// through the reducer alone (no middleware, no effects). A damaged stream stops ``run()`` with a named
+/// through the reducer alone (no middleware, no effects), as a ``FollowerRecord`` dispatched to the replica's
+/// ``store``: read, scope and observe it like any store (its subscribers, `states` and `values(of:)` see each
+/// applied record); only the follower can dispatch to it. A damaged stream stops ``run()`` with a named
 /// ``PostgresJournalError``; nothing is skipped.
 ///
 /// ```swift
@@ -39,11 +41,13 @@ public final class PostgresFollower<State: Sendable & Decodable, Action: Sendabl
     /// The fallback poll, for a notification lost with a dropped connection.
     public let pollInterval: Duration
 
-    private let reducer: Reducer<State, Action>
+    /// The replica: a store that only this follower dispatches to (``FollowerRecord`` has no public
+    /// initializer). Read it, scope it, subscribe to it or iterate its `states` like any store; an
+    /// `instrumentation` given to the follower measures each applied record.
+    public let store: Store<State, FollowerRecord<State, Action>>
     private let reducerVersion: Int
     private let lock = NSLock()
     // Guarded by `lock`.
-    private var current: State
     private var applied: UInt64
     private var committedHead: UInt64
     private var waitingSince: ContinuousClock.Instant?
@@ -54,6 +58,9 @@ public final class PostgresFollower<State: Sendable & Decodable, Action: Sendabl
 
     /// Loads the newest acceptable snapshot (or starts from `initialState`) and applies the records after it.
     ///
+    /// `instrumentation` measures each record (and the snapshot) applied to ``store``: the writer's action is the
+    /// record's ``FollowerRecord/action``.
+    ///
     /// - Throws: ``PostgresJournalError/foreignReducerVersion(storeID:snapshotSequence:found:expected:)`` when the
     ///   records before the oldest available one are gone and no snapshot of this reducer version covers them;
     ///   a checksum, gap or decoding error of the records read.
@@ -63,14 +70,18 @@ public final class PostgresFollower<State: Sendable & Decodable, Action: Sendabl
         primaryOnly: Bool = true,
         pollInterval: Duration = .milliseconds(500),
         initialState: State,
-        reducer: Reducer<State, Action>
+        reducer: Reducer<State, Action>,
+        instrumentation: StoreInstrumentation<FollowerRecord<State, Action>>? = nil
     ) async throws(PostgresJournalError) {
         self.configuration = configuration
         self.reducerVersion = reducerVersion
         self.primaryOnly = primaryOnly
         self.pollInterval = pollInterval
-        self.reducer = reducer
-        current = initialState
+        store = Store(
+            initialState: initialState,
+            reducer: FollowerRecord.replicaReducer(reducer),
+            instrumentation: instrumentation
+        )
         applied = 0
         committedHead = 0
         let connection = try await connect()
@@ -79,9 +90,9 @@ public final class PostgresFollower<State: Sendable & Decodable, Action: Sendabl
         try await catchUp(on: connection)
     }
 
-    /// The replica's state.
+    /// The replica's state (``store``'s).
     public var state: State {
-        lock.withLock { current }
+        store.state
     }
 
     /// The sequence number of the last applied record.
@@ -261,10 +272,8 @@ public final class PostgresFollower<State: Sendable & Decodable, Action: Sendabl
             guard UInt32(truncatingIfNeeded: checksum) == JournalChecksum.crc32c(of: bytes) else { continue }
             do {
                 let state = try decodePayload(State.self, bytes)
-                lock.withLock {
-                    current = state
-                    applied = sequence
-                }
+                store.dispatch(FollowerRecord(.snapshot(state), sequence: sequence))
+                lock.withLock { applied = sequence }
                 return
             } catch {
                 continue
@@ -328,12 +337,12 @@ public final class PostgresFollower<State: Sendable & Decodable, Action: Sendabl
         }
     }
 
+    /// Applies `actions`, the records after `from`, through the replica store; called by one task at a time.
     private func apply(_ actions: [Action], from: UInt64) {
-        let reduce = reducer
+        for (offset, action) in actions.enumerated() {
+            store.dispatch(FollowerRecord(.action(action), sequence: from + UInt64(offset) + 1))
+        }
         let (handler, last) = lock.withLock {
-            for action in actions {
-                reduce.reduce(into: &current, action)
-            }
             applied = from + UInt64(actions.count)
             if applied > committedHead { committedHead = applied }
             if applied >= committedHead, let since = waitingSince {

@@ -105,10 +105,22 @@ struct BadInputTests {
         ) {
             _ = try await follow(storeID, reducerVersion: 8)
         }
-        // The version that made it reads it and follows.
-        let follower = try await follow(storeID, reducerVersion: 7)
+        // The version that made it reads it and follows: its store receives the snapshot at 5, then record 6.
+        let received = Locked<[String]>([])
+        let follower = try await PostgresFollower<Ledger, LedgerAction>(
+            configuration: TestDatabase.configuration(storeID),
+            reducerVersion: 7,
+            initialState: Ledger(),
+            reducer: ledgerReducer,
+            instrumentation: StoreInstrumentation { measurement in
+                let record = measurement.action
+                let kind = record.isSnapshot ? "snapshot" : "record"
+                received.withValue { $0.append("\(kind) \(record.sequence)") }
+            }
+        )
         #expect(follower.appliedSequence == 6)
         #expect(follower.state == Ledger(count: 6, sum: 21))
+        #expect(received.current == ["snapshot 5", "record 6"])
     }
 
     @Test func storeHeldByAnotherWriterIsNamed() throws {

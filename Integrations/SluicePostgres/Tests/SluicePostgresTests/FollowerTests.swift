@@ -18,14 +18,21 @@ struct FollowerTests {
             initialState: Ledger(),
             reducer: ledgerReducer
         )
+        let measured = Locked<[UInt64]>([])
         let follower = try await PostgresFollower<Ledger, LedgerAction>(
             configuration: TestDatabase.configuration(storeID),
             pollInterval: .milliseconds(200),
             initialState: Ledger(),
-            reducer: ledgerReducer
+            reducer: ledgerReducer,
+            instrumentation: StoreInstrumentation { measurement in
+                measured.withValue { $0.append(measurement.action.sequence) }
+            }
         )
         let applied = Locked<[UInt64]>([])
         follower.onApply { sequence in applied.withValue { $0.append(sequence) } }
+        // The replica is a store: its subscribers see the applied records.
+        let counts = Locked<[Int]>([])
+        let subscription = follower.store.subscribe(to: \.count) { count in counts.withValue { $0.append(count) } }
         let threads = 8
         let perThreadAndRound = 150
         let rounds = 6
@@ -65,5 +72,10 @@ struct FollowerTests {
         #expect(applied.current == Array(1...total), "gap or duplicate in the applied sequence")
         #expect(store.state.count == Int(total))
         #expect(throws: PostgresJournalError.readOnlyFollower(storeID: storeID)) { try follower.dispatch(.add(1)) }
+        #expect(measured.current == Array(1...total), "each record went through the replica store once, in order")
+        #expect(counts.current.last == Int(total))
+        #expect(zip(counts.current, counts.current.dropFirst()).allSatisfy { $0 < $1 })
+        #expect(follower.store.state == store.state)
+        subscription.cancel()
     }
 }
