@@ -24,16 +24,22 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
+        // The ledger domain that the writer process, the benchmark and the tests share (not a product).
+        .target(
+            name: "SluicePostgresLedger",
+            dependencies: [.product(name: "Sluice", package: sluicePackage)]
+        ),
         // The writer process that the crash and zombie tests start, kill, stop and resume.
         .executableTarget(
             name: "SluicePostgresWriter",
-            dependencies: ["SluicePostgres", .product(name: "Sluice", package: sluicePackage)]
+            dependencies: ["SluicePostgres", "SluicePostgresLedger", .product(name: "Sluice", package: sluicePackage)]
         ),
         // Not a test: measures acknowledgements per second, follower lag and takeover time (see its main.swift).
         .executableTarget(
             name: "SluicePostgresBench",
             dependencies: [
                 "SluicePostgres",
+                "SluicePostgresLedger",
                 .product(name: "Sluice", package: sluicePackage),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
@@ -42,6 +48,7 @@ let package = Package(
             name: "SluicePostgresTests",
             dependencies: [
                 "SluicePostgres",
+                "SluicePostgresLedger",
                 .product(name: "Sluice", package: sluicePackage),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]

@@ -17,23 +17,7 @@ import Foundation
 import PostgresNIO
 import Sluice
 import SluicePostgres
-
-struct Ledger: Codable, Equatable, Sendable {
-    var count = 0
-    var sum = 0
-}
-
-enum LedgerAction: Codable, Sendable {
-    case add(Int)
-}
-
-let ledgerReducer = Reducer<Ledger, LedgerAction>(mutating: { state, action in
-    switch action {
-    case .add(let value):
-        state.count += 1
-        state.sum += value
-    }
-})
+import SluicePostgresLedger
 
 final class Samples: @unchecked Sendable {
     private let lock = NSLock()

@@ -9,23 +9,7 @@
 import Foundation
 import Sluice
 import SluicePostgres
-
-struct Ledger: Codable, Equatable, Sendable {
-    var count = 0
-    var sum = 0
-}
-
-enum LedgerAction: Codable, Sendable {
-    case add(Int)
-}
-
-let ledgerReducer = Reducer<Ledger, LedgerAction>(mutating: { state, action in
-    switch action {
-    case .add(let value):
-        state.count += 1
-        state.sum += value
-    }
-})
+import SluicePostgresLedger
 
 /// One whole line per write: a line the kill cuts short is never half-printed from a buffer.
 func emit(_ line: String) {

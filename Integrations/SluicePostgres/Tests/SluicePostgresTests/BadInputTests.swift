@@ -2,6 +2,7 @@ import Foundation
 import PostgresNIO
 import Sluice
 import SluicePostgres
+import SluicePostgresLedger
 import Testing
 
 /// Damage in the stream, a foreign snapshot and a held store id: each a named error, never a silent skip.

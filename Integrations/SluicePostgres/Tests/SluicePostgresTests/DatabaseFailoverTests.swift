@@ -2,6 +2,7 @@ import Foundation
 import PostgresNIO
 import Sluice
 import SluicePostgres
+import SluicePostgresLedger
 import Testing
 
 /// Stops the primary (`pg_ctl -m immediate stop`) and promotes the standby while a writer appends: the writer

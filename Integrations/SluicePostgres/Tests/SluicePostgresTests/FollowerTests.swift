@@ -2,6 +2,7 @@ import Foundation
 import PostgresNIO
 import Sluice
 import SluicePostgres
+import SluicePostgresLedger
 import Testing
 
 /// A follower equals the writer at every checkpoint under load from several threads, and resumes after a dropped

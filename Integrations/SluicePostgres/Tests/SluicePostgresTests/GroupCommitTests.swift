@@ -2,6 +2,7 @@ import Foundation
 import PostgresNIO
 import Sluice
 import SluicePostgres
+import SluicePostgresLedger
 import Testing
 
 /// Group commit: many senders share statements, a statement never exceeds the cap, every acknowledged action is

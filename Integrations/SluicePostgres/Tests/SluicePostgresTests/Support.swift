@@ -2,6 +2,7 @@ import Foundation
 import PostgresNIO
 import Sluice
 import SluicePostgres
+import SluicePostgresLedger
 import Testing
 
 #if canImport(Glibc)
@@ -109,23 +110,6 @@ enum TestDatabase {
         return process.terminationStatus
     }
 }
-
-struct Ledger: Codable, Equatable, Sendable {
-    var count = 0
-    var sum = 0
-}
-
-enum LedgerAction: Codable, Sendable {
-    case add(Int)
-}
-
-let ledgerReducer = Reducer<Ledger, LedgerAction>(mutating: { state, action in
-    switch action {
-    case .add(let value):
-        state.count += 1
-        state.sum += value
-    }
-})
 
 /// The state after `add(sequence % 997)` for each sequence 1...count, as the writer process dispatches them.
 func sequentialLedger(count: Int) -> Ledger {

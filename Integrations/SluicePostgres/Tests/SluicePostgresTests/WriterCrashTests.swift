@@ -1,6 +1,7 @@
 import Foundation
 import Sluice
 import SluicePostgres
+import SluicePostgresLedger
 import Testing
 
 #if canImport(Glibc)
