@@ -54,12 +54,12 @@ final class ChangeObserver<State, Value, Key: Equatable>: @unchecked Sendable {
     /// Calls the observer if the key differs from the last one it saw; reads the key in place, and produces the
     /// value only for the observer. For an observer made with a key reader.
     @inlinable
-    func notify(_ state: State) {
+    func notify(_ state: UnsafePointer<State>) {
         guard let key else { preconditionFailure("Sluice: a change observer without a key reader") }
-        let current = withUnsafePointer(to: state) { state in read.withPointer(in: state) { key($0.pointee) } }
+        let current = read.withPointer(in: state) { value in key.withPointer(in: value) { $0.pointee } }
         if current != last {
             last = current
-            observer(read(state))
+            observer(read.withPointer(in: state) { $0.pointee })
         }
     }
 }
@@ -77,8 +77,8 @@ extension ChangeObserver where Key == Value {
 
     /// Calls the observer if the value differs from the last one it saw.
     @inlinable
-    func notifyOfValueChanges(_ state: State) {
-        let value = read(state)
+    func notifyOfValueChanges(_ state: UnsafePointer<State>) {
+        let value = read.withPointer(in: state) { $0.pointee }
         if value != last {
             last = value
             observer(value)

@@ -23,11 +23,12 @@ struct ScopedHandle<Parent: Sendable, State: Sendable, Action: Sendable>: StoreH
         }
     }
 
-    func addSubscriber(_ makeObserver: (borrowing State) -> @Sendable (State) -> Void) -> Subscription {
+    func addSubscriber(_ makeObserver: (borrowing State) -> StateObserver<State>) -> Subscription {
         let part = self.part
         return parent.addSubscriber { state in
             let observer = makeObserver(part(state))
-            return { state in observer(part(state)) }
+            // The part is read in place, where the parent's state lies: not copied out of it.
+            return { state in part.withPointer(in: state, observer) }
         }
     }
 

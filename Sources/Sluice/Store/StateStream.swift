@@ -126,7 +126,7 @@ final class StreamBuffer<Element: Sendable>: @unchecked Sendable {
         self.isRepeat = isRepeat
         let subscription = handle.addSubscriber { [weak self] initial in
             self?.start(with: initial)
-            return { [weak self] value in self?.send(value) }
+            return { [weak self] value in self?.send(value.pointee) }
         }
         let lifetime = handle.storeLifetime
         let teardownKey = lifetime.onCancel { [weak self] in

@@ -119,7 +119,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         @usableFromInline
         let id: UInt64
         @usableFromInline
-        let notify: @Sendable (State) -> Void
+        let notify: StateObserver<State>
     }
 
     init(
@@ -512,9 +512,9 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         }
         // Not observed, and someone to notify: so there are subscribers.
         let subscribers = self.subscribers
-        let state = statePointer.pointee
+        var state = statePointer.pointee
         lock.unlock()
-        notify(subscribers, of: state)
+        notify(subscribers, of: &state)
     }
 
     /// ``notifyLocked()`` after a read of `state`: also reports the change to Observation.
@@ -525,14 +525,14 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         let subscribers = self.subscribers
         let state: State? = subscribers.isEmpty ? nil : statePointer.pointee
         lock.unlock()
-        if let state {
-            notify(subscribers, of: state)
+        if var state {
+            notify(subscribers, of: &state)
         }
         observation.stateDidChange()
     }
 
     @inlinable
-    func notify(_ subscribers: ContiguousArray<Subscriber>, of state: State) {
+    func notify(_ subscribers: ContiguousArray<Subscriber>, of state: UnsafePointer<State>) {
         for subscriber in subscribers {
             subscriber.notify(state)
         }
@@ -612,7 +612,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// Adds a subscriber; `makeObserver` runs with the lock held and receives the current state, so that a
     /// subscriber that compares values starts from exactly the state that the next notification follows.
     @usableFromInline
-    func subscribe(_ makeObserver: (borrowing State) -> @Sendable (State) -> Void) -> UInt64 {
+    func subscribe(_ makeObserver: (borrowing State) -> StateObserver<State>) -> UInt64 {
         lock.lock()
         defer { lock.unlock() }
         nextSubscriberID &+= 1

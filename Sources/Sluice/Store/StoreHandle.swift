@@ -1,3 +1,11 @@
+/// What a subscriber of a handle is called with after each action: the state, by address, valid only during the call.
+///
+/// By address, not by value: a subscriber that compares one part of the state (every `subscribe(to:)`) reads that
+/// part where it lies. Passed by value, the state was spilled to the stack again in each subscriber and read back
+/// from there, behind a stack protector: 40 instructions per unchanged `subscribe(to:)` subscriber (callgrind).
+@usableFromInline
+typealias StateObserver<State> = @Sendable (UnsafePointer<State>) -> Void
+
 /// The one internal handle to a store: what ``Store``, ``ScopedStore`` and ``MiddlewareAPI`` (and the streams) are
 /// views of.
 ///
@@ -25,7 +33,7 @@ protocol StateHandle<State>: Sendable {
 
     /// Adds a subscriber: `makeObserver` receives the state at that moment, under the store's lock, and returns the
     /// function that receives the state after each action. Removed when the subscription is cancelled or released.
-    func addSubscriber(_ makeObserver: (borrowing State) -> @Sendable (State) -> Void) -> Subscription
+    func addSubscriber(_ makeObserver: (borrowing State) -> StateObserver<State>) -> Subscription
 
     /// Cancelled when the store goes away.
     var storeLifetime: Cancellation { get }
@@ -49,7 +57,7 @@ protocol StoreHandle<State, Action>: StateHandle {
 
 extension StoreCore: StoreHandle {
     @inlinable
-    func addSubscriber(_ makeObserver: (borrowing State) -> @Sendable (State) -> Void) -> Subscription {
+    func addSubscriber(_ makeObserver: (borrowing State) -> StateObserver<State>) -> Subscription {
         Subscription(core: self, id: subscribe(makeObserver))
     }
 
@@ -83,7 +91,7 @@ extension StateHandle {
     /// Calls `observer` with the state after every action.
     @inlinable
     func observeEveryAction(_ observer: @escaping @Sendable (State) -> Void) -> Subscription {
-        addSubscriber { _ in observer }
+        addSubscriber { _ in { state in observer(state.pointee) } }
     }
 
     /// Calls `observer` with the value at `keyPath` after each action that changed it (every `subscribe(to:)`, and
