@@ -160,7 +160,8 @@ extension StoreCore {
         fromAPI: Bool
     ) async -> StoreTask {
         lock.lock()
-        if _fastPath(!pipeline.isOwned) {
+        let word = entryWord.value
+        if _fastPath(word == 0 || !pipeline.isOwned) {
             let chain = fromAPI ? entry : chain
             if chain == nil && isAlive && nobodyToNotify && !isRefusing {
                 reduce(&statePointer.pointee, action)

@@ -39,8 +39,6 @@ package final class Lock: @unchecked Sendable {
         pthread_mutexattr_init(&attributes)
         #if DEBUG
         pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK))
-        #elseif canImport(Glibc)
-        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
         #endif
         var error = pthread_mutex_init(mutex, &attributes)
         precondition(error == 0, "pthread_mutex_init failed: \(error)")
