@@ -88,6 +88,17 @@ import Testing
         subscription.cancel()
     }
 
+    @Test func aSendWithoutMiddlewareLeavesTheWordIdle() async {
+        let store = Store(initialState: TestState(), reducer: testReducer)
+        for _ in 0..<10 {
+            await store.send(.increment)
+        }
+        // The send reduced under the lock without putting the state machine in charge: a dispatch after it still
+        // finds the word 0 and keeps the fast path.
+        #expect(store.core.entryWord.value == 0)
+        #expect(store.state.count == 10)
+    }
+
     // MARK: Contention, exact totals
 
     @Test func middlewareRunsOnOneThreadAtATimeUnderEightThreads() {
