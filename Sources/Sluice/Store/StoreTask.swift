@@ -160,8 +160,15 @@ extension StoreCore {
         fromAPI: Bool
     ) async -> StoreTask {
         lock.lock()
-        let word = entryWord.value
-        if _fastPath(word == 0 || !pipeline.isOwned) {
+        if entryWord.value == 0 && nobodyToNotify && (fromAPI ? entry : chain) == nil {
+            // Idle, alive and accepting (else the word would not be 0), as in `dispatch(_:through:)`: with no chain,
+            // a thread takes the pipeline only under the lock, which this thread holds. Not through `pipeline`,
+            // which would put the state machine in charge and send the next dispatch down its slow path.
+            reduce(&statePointer.pointee, action)
+            lock.unlock()
+            return StoreTask(isAccepted: true)
+        }
+        if _fastPath(!pipeline.isOwned) {
             let chain = fromAPI ? entry : chain
             if chain == nil && isAlive && nobodyToNotify && !isRefusing {
                 reduce(&statePointer.pointee, action)
