@@ -238,7 +238,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
 
     /// Reduces `action` and notifies the subscribers (and Observation) on the pipeline that this thread took on the
     /// fast path, with `lock` held, then gives it up; returns without `lock`.
-    @usableFromInline
+    @inlinable @inline(never)
     func reduceAndNotifyOnFastPipelineLocked(_ action: Action, thread: ThreadID) {
         OwnedPipelines.add(1)
         reduceAndNotifyLocked(action)
