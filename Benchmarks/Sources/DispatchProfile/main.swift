@@ -55,6 +55,25 @@ extension StoreDependencies {
     }
 }
 
+/// What a thread of the `threads` scenario runs.
+final class ThreadWork: Sendable {
+    let run: @Sendable () -> Void
+    init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+}
+
+/// Starts a pthread (not a thread of the cooperative pool) that runs `work`. Not isolated to the main actor, as the
+/// top-level code is: the thread's entry point is a C function that runs off the main thread.
+nonisolated func startThread(_ work: ThreadWork) -> pthread_t {
+    var handle = pthread_t()
+    let context = Unmanaged.passRetained(work).toOpaque()
+    let error = pthread_create(&handle, nil, { context in
+        Unmanaged<ThreadWork>.fromOpaque(context!).takeRetainedValue().run()
+        return nil
+    }, context)
+    precondition(error == 0, "pthread_create failed: \(error)")
+    return handle
+}
+
 /// A state of orders by id, for `Reducer.forEach` (the `ChildReducers` benchmarks).
 struct Shop: Sendable {
     var orders: [Int: Counter] = [:]
@@ -244,6 +263,30 @@ case "tasks-send", "tasks-mutex":
     print("\(scenario): \(Double(elapsed) / Double(tasks * perTask)) ns per change")
     consume(store.state)
     consume(box.mutex.withLock { $0.count })
+case "threads":
+    // 4 threads (pthreads, not the cooperative pool) dispatching `count / 4` actions each into one store through
+    // `size` pass-through middleware, all at once (the `Concurrency` area's `4-threads*` benchmarks). Prints the
+    // wall-clock time per dispatch and how many dispatches waited, for `perf stat` (context switches, futex calls).
+    let threads = 4
+    let perThread = max(count / threads, 1)
+    let store = Store(initialState: Counter(), reducer: reducer, middleware: Array(repeating: passThrough, count: size))
+    let work = ThreadWork {
+        for _ in 0..<perThread {
+            store.dispatch(1)
+        }
+    }
+    let start = DispatchTime.now().uptimeNanoseconds
+    let handles = (0..<threads).map { _ in startThread(work) }
+    for handle in handles {
+        pthread_join(handle, nil)
+    }
+    let elapsed = DispatchTime.now().uptimeNanoseconds - start
+    let statistics = store.statistics
+    print(
+        "threads: \(Double(elapsed) / Double(threads * perThread)) ns per dispatch, \(statistics.waits) waits, "
+            + "\(statistics.blockedWaits) blocked"
+    )
+    consume(store.state)
 case "subscribers", "keyed":
     let store = Store(initialState: Counter(), reducer: reducer)
     let subscriptions = (0..<size).map { _ in

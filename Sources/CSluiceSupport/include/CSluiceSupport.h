@@ -17,29 +17,108 @@ static inline void csluice_owned_pipelines_add(intptr_t delta) {
     csluice_owned_pipelines += delta;
 }
 
-/// The calling thread's own condition variable, on which it waits for a store's pipeline: the owner hands the
-/// pipeline to the oldest waiting thread and wakes that thread alone.
-extern __thread pthread_cond_t csluice_thread_condition_storage;
+// The store's lock (`Lock` in Sluice).
+//
+// On Linux it is a futex lock of our own: one 32-bit word (0 free, 1 held, 2 held and a thread may sleep on it), taken
+// with one compare-and-swap and given up with one exchange, inline in Swift's callers; a thread that finds it held
+// spins a little (the critical sections of a store are about one reducer call) before it sleeps in the kernel. A
+// `pthread_mutex_t` cost 57 instructions a round trip through glibc, and went to the kernel whenever two threads
+// collided on it. Waiting for a condition is a futex too: a sequence number for the lock's own condition, and a word
+// per thread on which that thread waits for a store's pipeline, so that the owner wakes exactly the thread it hands
+// the pipeline to.
+//
+// Elsewhere (Darwin; and Linux built with `-Xcc -DCSLUICE_PTHREAD_LOCK`, which is how that branch is tested) the lock
+// is a `pthread_mutex_t` and its conditions `pthread_cond_t`s.
+#if defined(__linux__) && !defined(CSLUICE_PTHREAD_LOCK)
+#define CSLUICE_FUTEX_LOCK 1
+#else
+#define CSLUICE_FUTEX_LOCK 0
+#endif
 
-static inline pthread_cond_t *csluice_thread_condition(void) {
-    return &csluice_thread_condition_storage;
+/// A lock and its condition. Must not move in memory: Sluice allocates it once and initializes it with
+/// `csluice_lock_init`. The futex words are plain integers here (Swift imports no `_Atomic` field) and are only ever
+/// accessed as `_Atomic(uint32_t)`, by the functions below.
+typedef struct csluice_lock {
+#if CSLUICE_FUTEX_LOCK
+    uint32_t state;
+    uint32_t sequence;
+#else
+    pthread_mutex_t mutex;
+    pthread_cond_t condition;
+#endif
+    /// The thread that holds the lock (`pthread_self`), or 0; kept by Sluice's debug builds only, to stop a thread
+    /// that takes the lock twice (a reducer that calls its own store) with a message instead of a deadlock.
+    uintptr_t owner;
+} csluice_lock_t;
+
+void csluice_lock_init(csluice_lock_t *lock);
+void csluice_lock_destroy(csluice_lock_t *lock);
+/// The contended part of `csluice_lock_lock`: spins a little, then sleeps until the lock is free.
+void csluice_lock_lock_slow(csluice_lock_t *lock);
+/// The contended part of `csluice_lock_unlock`: wakes a sleeping thread.
+void csluice_lock_wake_one(csluice_lock_t *lock);
+/// Releases the lock, waits for `csluice_lock_signal` or `csluice_lock_broadcast`, and takes the lock again. The wait
+/// may end spuriously.
+void csluice_lock_wait(csluice_lock_t *lock);
+/// Wakes a thread in `csluice_lock_wait`, if any.
+void csluice_lock_signal(csluice_lock_t *lock);
+/// Wakes every thread in `csluice_lock_wait`.
+void csluice_lock_broadcast(csluice_lock_t *lock);
+/// Releases the lock, waits for `csluice_wake_up_signal(wake_up)`, and takes the lock again; `wake_up` must be the
+/// calling thread's own (`csluice_thread_wake_up`). The wait may end spuriously. Signal with the lock held: the woken
+/// thread can then neither return nor exit before the signal is done.
+void csluice_lock_wait_for(csluice_lock_t *lock, void *wake_up);
+/// Wakes the thread whose `csluice_thread_wake_up()` is `wake_up`, if it waits in `csluice_lock_wait_for`.
+void csluice_wake_up_signal(void *wake_up);
+/// The calling thread's own wake-up: a thread-local futex word on Linux, a thread-local `pthread_cond_t` elsewhere.
+void *csluice_thread_wake_up(void);
+
+#if CSLUICE_FUTEX_LOCK
+_Static_assert(sizeof(_Atomic(uint32_t)) == sizeof(uint32_t), "atomic 32-bit word size");
+_Static_assert(_Alignof(_Atomic(uint32_t)) == _Alignof(uint32_t), "atomic 32-bit word alignment");
+#endif
+_Static_assert(sizeof(_Atomic(uintptr_t)) == sizeof(uintptr_t), "atomic word size");
+_Static_assert(_Alignof(_Atomic(uintptr_t)) == _Alignof(uintptr_t), "atomic word alignment");
+
+/// Takes the lock, waiting for it if another thread holds it.
+static inline void csluice_lock_lock(csluice_lock_t *lock) {
+#if CSLUICE_FUTEX_LOCK
+    uint32_t expected = 0;
+    if (__builtin_expect(atomic_compare_exchange_strong_explicit((_Atomic(uint32_t) *)&lock->state, &expected, 1,
+                                                                 memory_order_acquire, memory_order_relaxed),
+                         1)) {
+        return;
+    }
+    csluice_lock_lock_slow(lock);
+#else
+    pthread_mutex_lock(&lock->mutex);
+#endif
 }
 
-// The store's lock (`Lock` in Sluice) and the calling thread's identity (`ThreadID`), inline in Swift's callers: as
-// calls into Sluice, `Lock.lock()` and `Lock.unlock()` cost 14 instructions each on top of the pthread function (a
-// wrapper and a merged thunk; callgrind), `ThreadID.current` 10 on top of `pthread_self`. Inlinable Swift code may
-// call only what a module imported publicly declares, and `Lock` does not import the C library publicly: so the mutex
-// is passed untyped here.
-
-/// `pthread_mutex_lock` of the `pthread_mutex_t` at `mutex`.
-static inline int csluice_mutex_lock(void *mutex) {
-    return pthread_mutex_lock((pthread_mutex_t *)mutex);
+/// Gives the lock up.
+static inline void csluice_lock_unlock(csluice_lock_t *lock) {
+#if CSLUICE_FUTEX_LOCK
+    if (__builtin_expect(atomic_exchange_explicit((_Atomic(uint32_t) *)&lock->state, 0, memory_order_release) == 2,
+                         0)) {
+        csluice_lock_wake_one(lock);
+    }
+#else
+    pthread_mutex_unlock(&lock->mutex);
+#endif
 }
 
-/// `pthread_mutex_unlock` of the `pthread_mutex_t` at `mutex`.
-static inline int csluice_mutex_unlock(void *mutex) {
-    return pthread_mutex_unlock((pthread_mutex_t *)mutex);
+/// The thread recorded as holding the lock (debug builds), or 0.
+static inline uintptr_t csluice_lock_owner(csluice_lock_t *lock) {
+    return atomic_load_explicit((_Atomic(uintptr_t) *)&lock->owner, memory_order_relaxed);
 }
+
+/// Records the thread that holds the lock (debug builds); 0 for none.
+static inline void csluice_lock_set_owner(csluice_lock_t *lock, uintptr_t owner) {
+    atomic_store_explicit((_Atomic(uintptr_t) *)&lock->owner, owner, memory_order_relaxed);
+}
+
+// The calling thread's identity (`ThreadID`), inline in Swift's callers: as a call into Sluice, `ThreadID.current`
+// cost 10 instructions on top of `pthread_self` (callgrind).
 
 /// The calling thread's `pthread_t`, as an integer (a pointer to its control block on glibc, musl and Darwin).
 static inline uintptr_t csluice_thread_self(void) {
@@ -50,9 +129,7 @@ static inline uintptr_t csluice_thread_self(void) {
 // lock, else the owning thread's identity, with bit 0 set once the lock-guarded state machine has taken over (someone
 // waits or queued, or the store closed). Swift has no atomics before Synchronization (macOS 15), which the library's
 // platforms do not require, so the word is a C11 atomic. Swift allocates it as a `uintptr_t`; these functions view
-// it as `_Atomic(uintptr_t)`, which has the same size and alignment (checked below) on every platform Swift runs on.
-_Static_assert(sizeof(_Atomic(uintptr_t)) == sizeof(uintptr_t), "atomic word size");
-_Static_assert(_Alignof(_Atomic(uintptr_t)) == _Alignof(uintptr_t), "atomic word alignment");
+// it as `_Atomic(uintptr_t)`, which has the same size and alignment (checked above) on every platform Swift runs on.
 
 /// Idle to owned by `owner` (acquire: the work of the previous owner happened before), if the word is 0.
 static inline bool csluice_pipeline_try_take(uintptr_t *word, uintptr_t owner) {

@@ -11,69 +11,64 @@ import Darwin
 import Android
 #endif
 
-/// A mutex and a condition variable over `pthread_mutex_t` / `pthread_cond_t`.
+/// A mutex and a condition variable: on Linux a futex lock of Sluice's own (`CSluiceSupport.h`), elsewhere
+/// `pthread_mutex_t` / `pthread_cond_t`.
 ///
-/// Sluice does not use `Synchronization.Mutex`: on Swift 6.3.1 / Linux it costs about three times as much
-/// per uncontended lock as a `pthread_mutex_t`, and it makes `swift test --sanitize=thread` report false
-/// "Swift access race" warnings. `NSLock` would add Foundation to the dependency graph.
+/// Sluice does not use `Synchronization.Mutex`: it has no condition variable, and it makes
+/// `swift test --sanitize=thread` report false "Swift access race" warnings. `NSLock` would add Foundation to the
+/// dependency graph. On Linux a `pthread_mutex_t` cost 57 instructions a round trip and a system call on each side of
+/// every collision of two threads; the futex lock takes one compare-and-swap and gives up with one exchange, and spins a
+/// little before it sleeps.
 ///
-/// The primitives live in their own heap allocations because a pthread mutex must never move in memory.
-/// In debug builds the mutex is an error-checking one, so that a thread that locks it twice (a reducer that
-/// calls back into its own store) stops with a message instead of hanging forever.
+/// The lock lives in its own heap allocation because it must never move in memory. In debug builds it records its
+/// holder, so that a thread that takes it twice (a reducer that calls back into its own store) stops with a message
+/// instead of hanging forever.
 @usableFromInline
 package final class Lock: @unchecked Sendable {
-    // @unchecked: the pointers are written once in `init` and freed in `deinit`; all access to what they point
-    // to goes through the pthread functions, which are thread-safe by definition.
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private let condition: UnsafeMutablePointer<pthread_cond_t>
-    /// `mutex`, untyped: what the inlined ``lock()`` and ``unlock()`` pass to CSluiceSupport (`pthread_mutex_t` is
-    /// not visible to inlinable code, the C library not being imported publicly).
+    // @unchecked: the pointer is written once in `init` and freed in `deinit`; all access to what it points to goes
+    // through the CSluiceSupport functions, which are thread-safe (atomics and futexes, or pthread functions).
     @usableFromInline
-    let mutexAddress: UnsafeMutableRawPointer
+    let handle: UnsafeMutablePointer<csluice_lock_t>
 
     /// Creates an unlocked lock.
     package init() {
-        mutex = .allocate(capacity: 1)
-        condition = .allocate(capacity: 1)
-        var attributes = pthread_mutexattr_t()
-        pthread_mutexattr_init(&attributes)
-        #if DEBUG
-        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK))
-        #endif
-        var error = pthread_mutex_init(mutex, &attributes)
-        precondition(error == 0, "pthread_mutex_init failed: \(error)")
-        pthread_mutexattr_destroy(&attributes)
-        error = pthread_cond_init(condition, nil)
-        precondition(error == 0, "pthread_cond_init failed: \(error)")
-        mutexAddress = UnsafeMutableRawPointer(mutex)
+        handle = .allocate(capacity: 1)
+        csluice_lock_init(handle)
     }
 
     deinit {
-        pthread_cond_destroy(condition)
-        condition.deallocate()
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
+        csluice_lock_destroy(handle)
+        handle.deallocate()
     }
 
     /// Acquires the mutex, waiting for it if another thread holds it.
     ///
     /// Inlinable, like ``unlock()``: every dispatch locks at least once, and as a call into Sluice each of the two
-    /// cost 14 instructions more than the pthread function itself (callgrind).
+    /// cost 14 instructions more than the lock itself (callgrind).
     @inlinable
     package func lock() {
-        let error = csluice_mutex_lock(mutexAddress)
-        if _slowPath(error != 0) {
-            Lock.lockFailed(error)
+        #if DEBUG
+        let thread = csluice_thread_self()
+        if csluice_lock_owner(handle) == thread {
+            Lock.lockedTwice()
         }
+        csluice_lock_lock(handle)
+        csluice_lock_set_owner(handle, thread)
+        #else
+        csluice_lock_lock(handle)
+        #endif
     }
 
     /// Releases the mutex.
     @inlinable
     package func unlock() {
-        let error = csluice_mutex_unlock(mutexAddress)
-        if _slowPath(error != 0) {
-            Lock.unlockFailed(error)
+        #if DEBUG
+        if csluice_lock_owner(handle) != csluice_thread_self() {
+            Lock.unlockedByAnotherThread()
         }
+        csluice_lock_set_owner(handle, 0)
+        #endif
+        csluice_lock_unlock(handle)
     }
 
     /// Atomically releases the mutex and waits for `signal()`; holds the mutex again when it returns.
@@ -81,28 +76,39 @@ package final class Lock: @unchecked Sendable {
     /// As with every condition variable, the wait can end spuriously: call it in a loop over the condition.
     @usableFromInline
     package func wait() {
-        let error = pthread_cond_wait(condition, mutex)
-        precondition(error == 0, "Sluice: pthread_cond_wait failed with \(error)")
+        #if DEBUG
+        csluice_lock_set_owner(handle, 0)
+        #endif
+        csluice_lock_wait(handle)
+        #if DEBUG
+        csluice_lock_set_owner(handle, csluice_thread_self())
+        #endif
     }
 
     /// Atomically releases the mutex and waits for `wakeUp.signal()`; holds the mutex again when it returns.
     ///
-    /// The wait can end spuriously: call it in a loop over the condition.
+    /// `wakeUp` must be the calling thread's (``ThreadWakeUp/current``). The wait can end spuriously: call it in a
+    /// loop over the condition.
     package func wait(for wakeUp: ThreadWakeUp) {
-        let error = pthread_cond_wait(wakeUp.condition, mutex)
-        precondition(error == 0, "Sluice: pthread_cond_wait failed with \(error)")
+        #if DEBUG
+        csluice_lock_set_owner(handle, 0)
+        #endif
+        csluice_lock_wait_for(handle, wakeUp.address)
+        #if DEBUG
+        csluice_lock_set_owner(handle, csluice_thread_self())
+        #endif
     }
 
     /// Wakes one thread in `wait()`.
     @usableFromInline
     package func signal() {
-        pthread_cond_signal(condition)
+        csluice_lock_signal(handle)
     }
 
     /// Wakes every thread in `wait()`.
     @usableFromInline
     package func broadcast() {
-        pthread_cond_broadcast(condition)
+        csluice_lock_broadcast(handle)
     }
 
     /// Runs `body` with the mutex held.
@@ -114,22 +120,19 @@ package final class Lock: @unchecked Sendable {
     }
 
     @usableFromInline
-    static func unlockFailed(_ error: Int32) -> Never {
-        preconditionFailure("Sluice: pthread_mutex_unlock failed with \(error)")
+    static func unlockedByAnotherThread() -> Never {
+        preconditionFailure("Sluice: a lock was released by a thread that does not hold it")
     }
 
     @usableFromInline
-    static func lockFailed(_ error: Int32) -> Never {
-        if error == EDEADLK {
-            preconditionFailure(
-                """
-                Sluice: deadlock: this thread already holds the store's lock. A reducer must be pure, and the body \
-                of read(_:) or dispatch(_:reading:) runs under the lock: neither may call its own store (dispatch, \
-                state, read, subscribe) while it runs.
-                """
-            )
-        }
-        preconditionFailure("Sluice: pthread_mutex_lock failed with \(error)")
+    static func lockedTwice() -> Never {
+        preconditionFailure(
+            """
+            Sluice: deadlock: this thread already holds the store's lock. A reducer must be pure, and the body \
+            of read(_:) or dispatch(_:reading:) runs under the lock: neither may call its own store (dispatch, \
+            state, read, subscribe) while it runs.
+            """
+        )
     }
 }
 
@@ -158,24 +161,25 @@ package struct ThreadID: Equatable, Sendable {
     package static let none = ThreadID(raw: 0)
 }
 
-/// The calling thread's own condition variable (a C thread-local), on which it waits for a store's pipeline.
+/// The calling thread's own wake-up (a C thread-local: a futex word on Linux, a condition variable elsewhere), on
+/// which it waits for a store's pipeline.
 ///
 /// One per thread, so that the owner of a pipeline wakes exactly the thread that it hands the pipeline to (the
 /// oldest waiter), not every waiter. Signal it with the store's lock held: the woken thread may otherwise see
 /// itself owner, finish, and exit before the signal.
 @usableFromInline
 package struct ThreadWakeUp: @unchecked Sendable {
-    // @unchecked: a pointer to a pthread condition variable, used only through the pthread functions.
-    let condition: UnsafeMutablePointer<pthread_cond_t>
+    // @unchecked: the address of a thread's wake-up, used only through the CSluiceSupport functions.
+    let address: UnsafeMutableRawPointer
 
     /// The calling thread's.
     package static var current: ThreadWakeUp {
-        ThreadWakeUp(condition: csluice_thread_condition())
+        ThreadWakeUp(address: csluice_thread_wake_up())
     }
 
     /// Wakes the thread, if it waits.
     package func signal() {
-        pthread_cond_signal(condition)
+        csluice_wake_up_signal(address)
     }
 }
 
