@@ -9,8 +9,9 @@
 // `effect`, `reading` (`dispatch(_:reading:)` through N middleware), `read` and `api-read` (borrowed reads, no
 // dispatch), `dependencies` / `dependency-read`: a store with four dependencies set, of which none / one is read
 // per action, `foreach` / `foreach-hand`: one entry of a dictionary of `size` entries updated through
-// `Reducer.forEach` / a hand-written in-place reducer, and `journal` / `journal-no-writer`: a `.groupCommit` journal
-// with and without its writer), its size (middleware, subscriber or module count; ignored by the modifiers and the
+// `Reducer.forEach` / a hand-written in-place reducer, `journal` / `journal-no-writer`: a `.groupCommit` journal
+// with and without its writer, and, for `perf stat` rather than callgrind (which runs one thread at a time),
+// `tasks-send` / `tasks-mutex` (64 tasks at once) and `threads` (4 pthreads at once)), its size (middleware, subscriber or module count; ignored by the modifiers and the
 // reads), and the
 // number of dispatches (or reads). Compare two instruction totals (say, 100,000 and 200,000
 // dispatches) to get the instructions of one dispatch; `callgrind_annotate` shows where they go. Run `foreach` and
@@ -66,10 +67,15 @@ final class ThreadWork: Sendable {
 nonisolated func startThread(_ work: ThreadWork) -> pthread_t {
     var handle = pthread_t()
     let context = Unmanaged.passRetained(work).toOpaque()
-    let error = pthread_create(&handle, nil, { context in
-        Unmanaged<ThreadWork>.fromOpaque(context!).takeRetainedValue().run()
-        return nil
-    }, context)
+    let error = pthread_create(
+        &handle,
+        nil,
+        { context in
+            Unmanaged<ThreadWork>.fromOpaque(context!).takeRetainedValue().run()
+            return nil
+        },
+        context
+    )
     precondition(error == 0, "pthread_create failed: \(error)")
     return handle
 }

@@ -2,7 +2,7 @@
 ///
 /// ## How one lock serializes dispatches
 ///
-/// One `pthread_mutex_t` guards everything here. A dispatch *owns the pipeline* while the middleware, the
+/// One lock (`Lock`: a futex lock on Linux) guards everything here. A dispatch *owns the pipeline* while the middleware, the
 /// reducer and the subscribers run for its action and for every action that this work dispatched in turn
 /// (`pipeline`, a `PipelineStateMachine`: its owner, its queue, its line of waiters). The mutex itself is held only for short critical sections: around the reducer
 /// call and the bookkeeping, never while middleware or subscribers run, so `state` never waits for longer than
@@ -12,7 +12,7 @@
 ///   its action to `queue` and returns; the owner processes the queue, in order, before its outermost dispatch
 ///   returns. Re-entrancy is detected by thread identity, not with a `TaskLocal`, which a `Task` started in a
 ///   middleware would inherit.
-/// - A dispatch from another thread waits in line, on its own condition variable, until the owner hands it the
+/// - A dispatch from another thread waits in line, on its own wake-up (``ThreadWakeUp``), until the owner hands it the
 ///   pipeline, unless that thread owns the pipeline of some other store (``OwnedPipelines``): then it hands its
 ///   action to this pipeline's owner through `queue` instead, since waiting could close a cycle of stores and
 ///   deadlock. A `send` from a task waits in the same line, suspended; the owner processes its action for it
