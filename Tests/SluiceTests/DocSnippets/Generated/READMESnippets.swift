@@ -165,7 +165,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:536
+        // README.md:543
         func addAddsTheAmount() {
             let next = counter(AppState(), .add(41))
             #expect(next.count == 41)
@@ -173,7 +173,7 @@ enum READMESnippets {
         }
         addAddsTheAmount()
 
-        // README.md:548
+        // README.md:555
         func everyActionIsLogged() {
             let lines = Recorder<String>()  // a small lock-guarded array of your test support code
             let store = Store<AppState, AppAction>(
@@ -187,7 +187,7 @@ enum READMESnippets {
         }
         everyActionIsLogged()
 
-        // README.md:567
+        // README.md:574
         func reportIsDebounced() {
             let scheduler = TestScheduler()
             let reports = Recorder<Int>()
@@ -209,7 +209,7 @@ enum READMESnippets {
         }
         reportIsDebounced()
 
-        // README.md:599
+        // README.md:606
         do {
             struct Quote: Equatable, Sendable {
                 var symbol = ""
