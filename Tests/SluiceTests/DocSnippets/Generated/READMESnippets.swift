@@ -165,7 +165,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:543
+        // README.md:545
         func addAddsTheAmount() {
             let next = counter(AppState(), .add(41))
             #expect(next.count == 41)
@@ -173,7 +173,7 @@ enum READMESnippets {
         }
         addAddsTheAmount()
 
-        // README.md:555
+        // README.md:557
         func everyActionIsLogged() {
             let lines = Recorder<String>()  // a small lock-guarded array of your test support code
             let store = Store<AppState, AppAction>(
@@ -187,7 +187,7 @@ enum READMESnippets {
         }
         everyActionIsLogged()
 
-        // README.md:574
+        // README.md:576
         func reportIsDebounced() {
             let scheduler = TestScheduler()
             let reports = Recorder<Int>()
@@ -209,7 +209,7 @@ enum READMESnippets {
         }
         reportIsDebounced()
 
-        // README.md:606
+        // README.md:608
         do {
             struct Quote: Equatable, Sendable {
                 var symbol = ""
