@@ -119,7 +119,7 @@ import Testing
         #expect(changes.current == 0)
     }
 
-    @Test func readNeverSeesHalfAnAction() {
+    @Test func readNeverSeesHalfAnAction() async {
         // The reducer changes two fields; a read between the two writes would see them differ.
         struct Pair: Sendable { var a = 0, b = 0 }
         let store = Store(
@@ -131,7 +131,7 @@ import Testing
         )
         let torn = Locked(0)
         let dispatches = 20_000
-        runOnThreads(3) { index in
+        await runOnThreads(3) { index in
             if index == 0 {
                 for _ in 0..<dispatches { store.dispatch(1) }
             } else {

@@ -64,9 +64,9 @@ import Testing
         #expect(harness.recorded.isEmpty)
     }
 
-    @Test func concurrentDispatchesFromFourThreadsRunOnce() {
+    @Test func concurrentDispatchesFromFourThreadsRunOnce() async {
         let harness = EffectHarness { Middlewares.debounce(.milliseconds(50), on: $0, $1) }
-        runOnThreads(4) { index in
+        await runOnThreads(4) { index in
             for _ in 0..<100 { harness.store.dispatch(.add(index)) }
         }
         harness.scheduler.advance(by: .milliseconds(50))

@@ -32,13 +32,13 @@ import Testing
         #expect(harness.recorded.isEmpty)
     }
 
-    @Test func manyThreadsEveryActionRunsExactlyOnceInReducerOrder() {
+    @Test func manyThreadsEveryActionRunsExactlyOnceInReducerOrder() async {
         let order = Locked<[Int]>([])
         let harness = EffectHarness { scheduler, effect in
             Middlewares.delay(.milliseconds(5), on: scheduler, effect)
         }
         let subscription = harness.store.subscribe { state in order.append(state.count) }
-        runOnThreads(4) { index in
+        await runOnThreads(4) { index in
             for step in 0..<100 { harness.store.dispatch(.add(index * 1_000 + step)) }
         }
         harness.scheduler.advance(by: .milliseconds(5))

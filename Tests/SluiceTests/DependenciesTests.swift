@@ -245,7 +245,7 @@ private func greeterName() -> String {
             StoreDependencies { $0.greeter = NamedGreeter(name: "store") },
             middleware: [Middleware(effect)]
         )
-        runOnThreads(threads) { thread in
+        await runOnThreads(threads) { thread in
             for index in 0..<perThread {
                 store.dispatch(.record("t\(thread)-\(index)"))
                 store.dispatch(.increment)

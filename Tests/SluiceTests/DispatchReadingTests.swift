@@ -208,7 +208,7 @@ import Testing
         #expect(count == 7)
     }
 
-    @Test func eachOfManyConcurrentDispatchesReadsItsOwnAction() {
+    @Test func eachOfManyConcurrentDispatchesReadsItsOwnAction() async {
         // Every dispatch adds 1; if a reading could include a later action of another thread, two readings would
         // be equal (or one would be missing).
         let threads = 4
@@ -218,7 +218,7 @@ import Testing
             let notified = Locked(0)
             let subscription = store.subscribe { _ in notified.withValue { $0 += 1 } }
             let collected = Locked<[Int]>([])
-            runOnThreads(threads) { _ in
+            await runOnThreads(threads) { _ in
                 var mine = [Int]()
                 mine.reserveCapacity(perThread)
                 for _ in 0..<perThread {

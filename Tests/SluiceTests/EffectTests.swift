@@ -398,7 +398,7 @@ import Testing
     @Test func aCancelRightAfterAStartIsNeverMissed() async throws {
         let store = Store(initialState: TestState(), reducer: testReducer)
         let tasks = Locked<[Task<Bool, any Error>]>([])
-        runOnThreads(4) { thread in
+        await runOnThreads(4) { thread in
             for index in 0..<250 {
                 let id = "\(thread)-\(index)"
                 let task = store.start(id: id) { api in
@@ -422,7 +422,7 @@ import Testing
     @Test func restartsAndCancelsOfOneIDFromManyThreadsLeaveNothingRunning() async throws {
         let store = Store(initialState: TestState(), reducer: testReducer)
         let tasks = Locked<[Task<Bool, any Error>]>([])
-        runOnThreads(4) { thread in
+        await runOnThreads(4) { thread in
             for index in 0..<250 {
                 let task = store.start(id: "shared", cancelInFlight: true) { api in
                     await waitUntilCancelled()
@@ -450,7 +450,7 @@ import Testing
     @Test func cancelInFlightFromManyThreadsLeavesExactlyOneRunning() async throws {
         let store = Store(initialState: TestState(), reducer: testReducer)
         let tasks = Locked<[Task<Bool, any Error>]>([])
-        runOnThreads(4) { _ in
+        await runOnThreads(4) { _ in
             for _ in 0..<250 {
                 tasks.append(
                     store.start(id: "latest", cancelInFlight: true) { api in
@@ -473,7 +473,7 @@ import Testing
         let finishing = Locked<[Task<Bool, any Error>]>([])
         let waiting = Locked<[Task<Bool, any Error>]>([])
         // Half of the runs finish at once, on the task pool, while the threads keep registering runs under the id.
-        runOnThreads(4) { _ in
+        await runOnThreads(4) { _ in
             for index in 0..<500 {
                 if index.isMultiple(of: 2) {
                     finishing.append(

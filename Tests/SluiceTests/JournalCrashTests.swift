@@ -20,7 +20,8 @@ import Darwin
             for round in 0..<20 {
                 let delay = UInt32(random.next() % 60_000)
                 let run = try KilledRun(executable: executable, arguments: [directory + "/journal", mode])
-                try run.killAfterFirstAcknowledgement(plus: delay)
+                // It polls and sleeps: on a thread of its own, not one of the two of the cooperative pool.
+                try await onThread { Result { try run.killAfterFirstAcknowledgement(plus: delay) } }.get()
                 let acknowledged = run.acknowledgedSequences()
                 #expect(!acknowledged.isEmpty, "round \(round): nothing acknowledged")
                 // Each run resumes where the last recovery ended: its first acknowledgement continues the sequence.

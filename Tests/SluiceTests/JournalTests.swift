@@ -226,7 +226,7 @@ import Testing
             let store = try ledgerStore(recoveringFrom: journal, durability: .groupCommit(interval: .microseconds(200)))
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await journal.run() }
-                runOnThreads(8) { thread in
+                await runOnThreads(8) { thread in
                     for index in 0..<500 {
                         store.dispatch(.add(thread * 1000 + index))
                     }

@@ -173,13 +173,13 @@ let appendReducer = Reducer<BigState, Int>(mutating: { state, value in state.ite
         #expect(held.byID.count == entries)
     }
 
-    @Test func anotherThreadReadingWithReadInALoopForcesNoCopy() {
+    @Test func anotherThreadReadingWithReadInALoopForcesNoCopy() async {
         let store = makeStore()
         let before = store.read { Self.storage($0.byID) }
         let done = Locked(false)
         let reads = Locked(0)
         let seen = Locked(Set<UInt>())
-        runOnThreads(2) { index in
+        await runOnThreads(2) { index in
             if index == 0 {
                 seen.withValue { $0 = insertAll(store) }
                 done.withValue { $0 = true }
@@ -197,13 +197,13 @@ let appendReducer = Reducer<BigState, Int>(mutating: { state, value in state.ite
         #expect(store.read { $0.byID.count } == entries + inserts)
     }
 
-    @Test func aScopedReadInALoopForcesNoCopy() {
+    @Test func aScopedReadInALoopForcesNoCopy() async {
         let store = makeStore()
         let byID = store.scope(\.byID)
         let before = store.read { Self.storage($0.byID) }
         let done = Locked(false)
         let seen = Locked(Set<UInt>())
-        runOnThreads(2) { index in
+        await runOnThreads(2) { index in
             if index == 0 {
                 seen.withValue { $0 = insertAll(store) }
                 done.withValue { $0 = true }

@@ -864,7 +864,7 @@ import Darwin
 
     // MARK: Concurrency
 
-    @Test func concurrentDispatchesLogExactlyOneLinePerAction() {
+    @Test func concurrentDispatchesLogExactlyOneLinePerAction() async {
         let threads = 8
         let perThread = 250
         let lines = Locked<[String]>([])
@@ -873,7 +873,7 @@ import Darwin
             reducer: testReducer,
             middleware: [Middlewares.logging(diff: true, sink: { lines.append($0) }, clock: { 0 })]
         )
-        runOnThreads(threads) { thread in
+        await runOnThreads(threads) { thread in
             for index in 0..<perThread {
                 store.dispatch(.add(thread * 1_000 + index))
             }
@@ -898,7 +898,7 @@ import Darwin
         #expect(seen == expected)
     }
 
-    @Test func concurrentSamplingLogsAnExactShare() {
+    @Test func concurrentSamplingLogsAnExactShare() async {
         let threads = 4
         let perThread = 1_000
         let lines = Locked<[String]>([])
@@ -907,7 +907,7 @@ import Darwin
             reducer: testReducer,
             middleware: [Middlewares.logging(sampling: .every(4), sink: { lines.append($0) }, clock: { 0 })]
         )
-        runOnThreads(threads) { _ in
+        await runOnThreads(threads) { _ in
             for _ in 0..<perThread {
                 store.dispatch(.increment)
             }
@@ -916,7 +916,7 @@ import Darwin
         #expect(store.state.count == threads * perThread)
     }
 
-    @Test func writeLineWritesWholeLinesFromManyThreads() throws {
+    @Test func writeLineWritesWholeLinesFromManyThreads() async throws {
         let path = FileManager.default.temporaryDirectory
             .appendingPathComponent("sluice-logging-\(UUID().uuidString).log").path
         let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND, 0o600)
@@ -927,7 +927,7 @@ import Darwin
         }
         let threads = 4
         let perThread = 500
-        runOnThreads(threads) { thread in
+        await runOnThreads(threads) { thread in
             for index in 0..<perThread {
                 let filler = String(repeating: Character(UnicodeScalar(UInt8(97 + thread))), count: 100)
                 Middlewares.writeLine("thread \(thread) line \(index) \(filler)", toFileDescriptor: descriptor)

@@ -100,7 +100,7 @@ import Testing
             }
         }
         let store = Store(initialState: TestState(), reducer: testReducer, middleware: [Middleware(effect)])
-        runOnThreads(threads) { _ in
+        await runOnThreads(threads) { _ in
             for _ in 0..<requestsPerThread {
                 store.dispatch(.noop)
             }

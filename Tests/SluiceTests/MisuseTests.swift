@@ -3,11 +3,11 @@ import Testing
 
 /// Misuse gets a defined answer, not a crash (issue 2, item 5).
 @Suite struct MisuseTests {
-    @Test func dispatchThroughTheAPIOfAFreedStoreDoesNothing() {
+    @Test func dispatchThroughTheAPIOfAFreedStoreDoesNothing() async {
         let (store, api) = makeStoreAndAPI()
         store.current?.dispatch(.increment)
         store.withValue { $0 = nil }
-        runOnThreads(4) { _ in
+        await runOnThreads(4) { _ in
             for _ in 0..<100 { api.dispatch(.increment) }
         }
         #expect(api.state.count == 1)
@@ -64,14 +64,14 @@ import Testing
         toFirst.cancel()
     }
 
-    @Test func twoStoresPingPongFromManyThreads() {
+    @Test func twoStoresPingPongFromManyThreads() async {
         let first = Store(initialState: TestState(), reducer: testReducer)
         let second = Store(initialState: TestState(), reducer: testReducer)
         // Every record in the first store sends `.add(1)` to the second, which sends `.increment` back. Two threads
         // can each own one store and dispatch into the other: the second hands its action over instead of waiting.
         let forward = first.subscribe(to: \.log.count) { _ in second.dispatch(.add(1)) }
         let back = second.subscribe(to: \.count) { _ in first.dispatch(.increment) }
-        runOnThreads(4) { _ in
+        await runOnThreads(4) { _ in
             for _ in 0..<250 {
                 first.dispatch(.record("forward"))
             }
@@ -83,7 +83,7 @@ import Testing
         back.cancel()
     }
 
-    @Test func dispatchFromHundredsOfThreadsAtOnce() {
+    @Test func dispatchFromHundredsOfThreadsAtOnce() async {
         let threads = 200
         let perThread = 100
         let store = Store<TestState, TestAction>(
@@ -93,7 +93,7 @@ import Testing
         )
         let notifications = Locked(0)
         let subscription = store.subscribe { _ in notifications.withValue { $0 += 1 } }
-        runOnThreads(threads) { _ in
+        await runOnThreads(threads) { _ in
             for _ in 0..<perThread { store.dispatch(.increment) }
         }
         #expect(store.state.count == threads * perThread)
@@ -101,13 +101,13 @@ import Testing
         subscription.cancel()
     }
 
-    @Test func releasingTheStoreWhileAnotherThreadDispatchesThroughItsAPI() {
+    @Test func releasingTheStoreWhileAnotherThreadDispatchesThroughItsAPI() async {
         // The store goes away while a thread is dispatching through a saved API: nothing crashes, and every
         // dispatch either happened before the store went away or did nothing.
         for _ in 0..<50 {
             let (store, api) = makeStoreAndAPI()
             store.current?.dispatch(.noop)
-            runOnThreads(2) { index in
+            await runOnThreads(2) { index in
                 if index == 0 {
                     for _ in 0..<200 { api.dispatch(.increment) }
                 } else {

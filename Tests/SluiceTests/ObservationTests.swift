@@ -138,11 +138,11 @@ import Testing
     /// Reads of `state` make the next dispatch take the slow path (it reports to Observation), so dispatches from
     /// several threads alternate between the fast and the slow path: a dispatch that waited for the pipeline and
     /// then took the fast path must still wake the next waiter, or the other threads wait forever.
-    @Test func readsAndDispatchesFromManyThreadsNeverStall() {
+    @Test func readsAndDispatchesFromManyThreadsNeverStall() async {
         let store = Store(initialState: TestState(), reducer: testReducer)
         for _ in 0..<20 {
             // One thread reads now and then: the next dispatch is a slow one, which other threads wait for.
-            runOnThreads(4) { thread in
+            await runOnThreads(4) { thread in
                 for index in 0..<1_000 {
                     if thread == 0, index.isMultiple(of: 50) {
                         // A slow dispatch that takes a while (20 observers to tell), for the others to queue up.
@@ -161,16 +161,16 @@ import Testing
     }
 
     /// Observers track on several threads, then several threads dispatch: each tracking fires exactly once.
-    @Test func observersOnSeveralThreadsAreEachToldOnce() {
+    @Test func observersOnSeveralThreadsAreEachToldOnce() async {
         let store = Store(initialState: TestState(), reducer: testReducer)
         let changes = Locked(0)
         for _ in 0..<50 {
-            runOnThreads(4) { _ in
+            await runOnThreads(4) { _ in
                 for _ in 0..<5 {
                     track(store, changes)
                 }
             }
-            runOnThreads(4) { _ in
+            await runOnThreads(4) { _ in
                 for _ in 0..<10 {
                     store.dispatch(.increment)
                 }
@@ -188,10 +188,10 @@ import Testing
     /// `state`); and a change that arrives while an observer is being installed can leave that observer registered,
     /// so its `onChange` runs again on later changes. So: after a final read and dispatch, every tracking has been
     /// told at least once.
-    @Test func concurrentTrackingAndDispatchingLoseNoTracking() {
+    @Test func concurrentTrackingAndDispatchingLoseNoTracking() async {
         let store = Store(initialState: TestState(), reducer: testReducer)
         let fired = Locked([Int](repeating: 0, count: 4 * 500))
-        runOnThreads(4) { thread in
+        await runOnThreads(4) { thread in
             for index in 0..<500 {
                 let slot = thread * 500 + index
                 withObservationTracking {

@@ -101,10 +101,10 @@ import Testing
 
     // MARK: Contention, exact totals
 
-    @Test func middlewareRunsOnOneThreadAtATimeUnderEightThreads() {
+    @Test func middlewareRunsOnOneThreadAtATimeUnderEightThreads() async {
         let exclusion = Exclusion()
         let store = Store(initialState: TestState(), reducer: testReducer, middleware: [middleware(exclusion)])
-        runOnThreads(8) { _ in
+        await runOnThreads(8) { _ in
             for _ in 0..<2_000 {
                 store.dispatch(.increment)
             }
@@ -119,7 +119,7 @@ import Testing
         #expect(store.core.lock.withLock { store.core.waiters } == 0)
     }
 
-    @Test func middlewareStateWithoutALockIsOrderedByThePipelineAlone() {
+    @Test func middlewareStateWithoutALockIsOrderedByThePipelineAlone() async {
         // A counter that only the middleware touches, before `next` and with nothing else between two owners: the
         // owner word's acquire and release order the accesses (the thread sanitizer reports a race otherwise).
         final class Unguarded: @unchecked Sendable {
@@ -141,7 +141,7 @@ import Testing
                 }
             ]
         )
-        runOnThreads(8) { _ in
+        await runOnThreads(8) { _ in
             for _ in 0..<2_000 {
                 store.dispatch(.increment)
             }
@@ -150,11 +150,11 @@ import Testing
         #expect(store.state.count == 16_000)
     }
 
-    @Test func subscribersRunOnOneThreadAtATimeUnderEightThreads() {
+    @Test func subscribersRunOnOneThreadAtATimeUnderEightThreads() async {
         let exclusion = Exclusion()
         let store = Store(initialState: TestState(), reducer: testReducer)
         let subscription = store.subscribe { _ in exclusion.run {} }
-        runOnThreads(8) { _ in
+        await runOnThreads(8) { _ in
             for _ in 0..<2_000 {
                 store.dispatch(.increment)
             }
@@ -165,7 +165,7 @@ import Testing
         subscription.cancel()
     }
 
-    @Test func reentrantDispatchesUnderEightThreadsAreQueuedAndCountedExactly() {
+    @Test func reentrantDispatchesUnderEightThreadsAreQueuedAndCountedExactly() async {
         let exclusion = Exclusion()
         let notified = Locked(0)
         let store = Store(
@@ -180,7 +180,7 @@ import Testing
             ]
         )
         let subscription = store.subscribe { _ in notified.withValue { $0 += 1 } }
-        runOnThreads(8) { _ in
+        await runOnThreads(8) { _ in
             for _ in 0..<1_000 {
                 store.dispatch(.add(2))
             }
@@ -194,7 +194,7 @@ import Testing
         subscription.cancel()
     }
 
-    @Test func dispatchesThroughTheStoreAndTheAPIUnderEightThreadsAddUpExactly() {
+    @Test func dispatchesThroughTheStoreAndTheAPIUnderEightThreadsAddUpExactly() async {
         let exclusion = Exclusion()
         let saved = Locked<MiddlewareAPI<TestState, TestAction>?>(nil)
         let store = Store(
@@ -203,7 +203,7 @@ import Testing
             middleware: [savingAPI(into: saved), middleware(exclusion)]
         )
         let api = saved.current!
-        runOnThreads(8) { index in
+        await runOnThreads(8) { index in
             for _ in 0..<1_000 {
                 if index.isMultiple(of: 2) {
                     store.dispatch(.increment)
@@ -219,7 +219,7 @@ import Testing
         #expect(store.core.entryWord.value == 0)
     }
 
-    @Test func twoStoresDispatchingIntoEachOtherFromTwoThreadsNeitherDeadlockNorLose() {
+    @Test func twoStoresDispatchingIntoEachOtherFromTwoThreadsNeitherDeadlockNorLose() async {
         // The cross-store hand-over with fast owners: a thread that owns A's pipeline hands its action for B to
         // B's owner instead of waiting (waiting could close a cycle).
         let boxA = Locked<Store<TestState, TestAction>?>(nil)
@@ -233,7 +233,7 @@ import Testing
         let b = Store(initialState: TestState(), reducer: testReducer, middleware: [forwarding(to: boxA)])
         boxA.withValue { $0 = a }
         boxB.withValue { $0 = b }
-        runOnThreads(4) { index in
+        await runOnThreads(4) { index in
             let store = index.isMultiple(of: 2) ? a : b
             for _ in 0..<1_000 {
                 store.dispatch(.add(2))
@@ -295,7 +295,7 @@ import Testing
         store.dispatch(.increment)
         _ = await store.shutdown(timeout: .seconds(60))
         await onThread {
-            runOnThreads(4) { _ in
+            runOnThreadsBlocking(4) { _ in
                 for _ in 0..<100 {
                     store.dispatch(.increment)
                 }
@@ -306,11 +306,11 @@ import Testing
         #expect(store.core.entryWord.value == PipelineEntry.slow)
     }
 
-    @Test func aStoreThatWentAwayStopsTheFastPathOfItsAPI() {
+    @Test func aStoreThatWentAwayStopsTheFastPathOfItsAPI() async {
         let (store, api) = makeStoreAndAPI()
         #expect(api.dispatch(.increment))
         store.withValue { $0 = nil }
-        runOnThreads(4) { _ in
+        await runOnThreads(4) { _ in
             for _ in 0..<100 {
                 #expect(!api.dispatch(.increment))
             }

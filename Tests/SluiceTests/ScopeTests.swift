@@ -138,12 +138,12 @@ import Testing
         subscription.cancel()
     }
 
-    @Test func scopedSubscribersOnManyThreadsSeeExactlyTheirChanges() {
+    @Test func scopedSubscribersOnManyThreadsSeeExactlyTheirChanges() async {
         let store = makeStore()
         let visits = store.scope(\.profile.visits)
         let seen = Locked<[Int]>([])
         let subscription = visits.subscribe { seen.append($0) }
-        runOnThreads(4) { thread in
+        await runOnThreads(4) { thread in
             for _ in 0..<500 {
                 store.dispatch(thread.isMultiple(of: 2) ? .visit : .tick)
             }

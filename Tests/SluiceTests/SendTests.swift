@@ -141,7 +141,7 @@ import Testing
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 await onThread {
-                    runOnThreads(8) { _ in
+                    runOnThreadsBlocking(8) { _ in
                         for _ in 0..<2_000 { store.dispatch(.add(1)) }
                     }
                 }
@@ -183,7 +183,7 @@ import Testing
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 await onThread {
-                    runOnThreads(8) { _ in
+                    runOnThreadsBlocking(8) { _ in
                         for _ in 0..<1_000 { store.dispatch(.add(2)) }
                     }
                 }
@@ -408,7 +408,7 @@ import Testing
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 await onThread {
-                    runOnThreads(8) { _ in
+                    runOnThreadsBlocking(8) { _ in
                         for _ in 0..<500 { store.dispatch(.add(10_000)) }
                     }
                 }

@@ -89,7 +89,7 @@ import Testing
             let finished = AsyncGate()
             // Threads of their own, so that no thread of the task pool blocks while they dispatch.
             Thread.detachNewThread {
-                runOnThreads(4) { _ in
+                runOnThreadsBlocking(4) { _ in
                     started.open()
                     for _ in 0..<500 where api.dispatch(.increment) {
                         accepted.withValue { $0 += 1 }

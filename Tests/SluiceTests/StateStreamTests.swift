@@ -71,7 +71,7 @@ import Testing
     @Test func concurrentDispatchersAndOneConsumerSeeIncreasingValuesEndingWithTheTotal() async {
         let store = Store(initialState: TestState(), reducer: testReducer)
         let consumer = await startCollectingCounts(of: store, until: 4_000)
-        runOnThreads(4) { _ in
+        await runOnThreads(4) { _ in
             for _ in 0..<1_000 {
                 store.dispatch(.increment)
             }
@@ -101,7 +101,7 @@ import Testing
                 return received
             }
             await onThread {
-                runOnThreads(2) { _ in
+                runOnThreadsBlocking(2) { _ in
                     for _ in 0..<1_000 {
                         store.dispatch(.increment)
                     }
@@ -255,7 +255,7 @@ import Testing
             }
         }
         await allStarted.wait()
-        runOnThreads(4) { _ in
+        await runOnThreads(4) { _ in
             guard let store = weakStore else { return }
             for _ in 0..<500 {
                 store.dispatch(.increment)

@@ -89,7 +89,7 @@ import Testing
 
     /// 8 threads, 2,000 dispatches each: one measurement per action, exact per-case counts and durations, and waits
     /// that add up to the store's own statistics to the nanosecond.
-    @Test func measurementsAreExactUnderManyThreads() {
+    @Test func measurementsAreExactUnderManyThreads() async {
         let clock = LoggingTests.FakeClock()
         struct Totals {
             var counts: [String: Int] = [:]
@@ -114,7 +114,7 @@ import Testing
                 }
             }
         )
-        runOnThreads(8) { thread in
+        await runOnThreads(8) { thread in
             for index in 0..<2_000 {
                 store.dispatch(index.isMultiple(of: 2) ? .increment : .add(thread))
             }

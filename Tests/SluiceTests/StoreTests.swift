@@ -103,13 +103,13 @@ import Testing
 
     // MARK: Rule 3
 
-    @Test func rule3_dispatchesFromManyThreadsAreSerializedWithExactTotals() {
+    @Test func rule3_dispatchesFromManyThreadsAreSerializedWithExactTotals() async {
         let threads = 8
         let perThread = 5_000
         let seen = Locked<[Int]>([])
         let store = Store(initialState: TestState(), reducer: testReducer)
         let subscription = store.subscribe { state in seen.append(state.count) }
-        runOnThreads(threads) { _ in
+        await runOnThreads(threads) { _ in
             for _ in 0..<perThread {
                 store.dispatch(.increment)
             }
@@ -120,7 +120,7 @@ import Testing
         subscription.cancel()
     }
 
-    @Test func rule3_middlewareStoresAreSerializedAcrossThreadsToo() {
+    @Test func rule3_middlewareStoresAreSerializedAcrossThreadsToo() async {
         let threads = 4
         let perThread = 2_000
         let store = Store<TestState, TestAction>(
@@ -135,7 +135,7 @@ import Testing
         )
         let seen = Locked<[Int]>([])
         let subscription = store.subscribe { state in seen.append(state.count) }
-        runOnThreads(threads) { _ in
+        await runOnThreads(threads) { _ in
             for _ in 0..<perThread {
                 store.dispatch(.increment)
             }
@@ -147,9 +147,9 @@ import Testing
         subscription.cancel()
     }
 
-    @Test func rule3_readingStateWhileOtherThreadsDispatch() {
+    @Test func rule3_readingStateWhileOtherThreadsDispatch() async {
         let store = Store(initialState: TestState(), reducer: testReducer)
-        runOnThreads(4) { index in
+        await runOnThreads(4) { index in
             if index < 2 {
                 for _ in 0..<10_000 { store.dispatch(.increment) }
             } else {
@@ -187,7 +187,7 @@ import Testing
 
     // MARK: Rule 4
 
-    @Test func rule4_reducerStartsFromTheCurrentStateNotASnapshot() {
+    @Test func rule4_reducerStartsFromTheCurrentStateNotASnapshot() async {
         // The middleware holds `.record("late")` back and reduces it later from another thread, after another
         // action was reduced: the reducer must see that action's result.
         let heldNext = Locked<DispatchFunction<TestAction>?>(nil)
@@ -211,7 +211,7 @@ import Testing
         store.dispatch(.record("late"))
         store.dispatch(.record("early"))
         let next = heldNext.current!
-        runOnThreads(1) { _ in next(.record("late")) }
+        await runOnThreads(1) { _ in next(.record("late")) }
         #expect(store.state.log == ["early", "late"])
     }
 
@@ -288,7 +288,7 @@ import Testing
         #expect(counts.current == [1, 11])
     }
 
-    @Test func rule5_nextCalledFromAnotherThreadAfterTheStoreIsGoneDoesNothing() {
+    @Test func rule5_nextCalledFromAnotherThreadAfterTheStoreIsGoneDoesNothing() async {
         let heldNext = Locked<DispatchFunction<TestAction>?>(nil)
         var store: Store<TestState, TestAction>? = Store(
             initialState: TestState(),
@@ -305,7 +305,7 @@ import Testing
         store?.dispatch(.increment)
         store = nil
         let next = heldNext.current!
-        runOnThreads(1) { _ in next(.increment) }  // must not crash or block
+        await runOnThreads(1) { _ in next(.increment) }  // must not crash or block
         #expect(store == nil)
     }
 
@@ -407,12 +407,12 @@ import Testing
         #expect(calls.current == 0)
     }
 
-    @Test func rule6_subscribersAreNotifiedOnTheDispatchingThread() {
+    @Test func rule6_subscribersAreNotifiedOnTheDispatchingThread() async {
         let store = Store(initialState: TestState(), reducer: testReducer)
         let threads = Locked<[Bool]>([])
         let dispatchingThread = Locked<Thread?>(nil)
         let subscription = store.subscribe { _ in threads.append(Thread.current == dispatchingThread.current) }
-        runOnThreads(1) { _ in
+        await runOnThreads(1) { _ in
             dispatchingThread.withValue { $0 = Thread.current }
             store.dispatch(.increment)
         }

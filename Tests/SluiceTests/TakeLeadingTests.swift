@@ -43,7 +43,7 @@ import Testing
         )
         let store = Store(initialState: TestState(), reducer: testReducer, middleware: [Middleware(effect)])
         await onThread {
-            runOnThreads(8) { _ in
+            runOnThreadsBlocking(8) { _ in
                 for _ in 0..<50 { store.dispatch(.increment) }
             }
         }

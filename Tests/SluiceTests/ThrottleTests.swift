@@ -68,10 +68,10 @@ import Testing
         #expect(harness.recorded.count == 1)
     }
 
-    @Test func leadingThrottleRunsExactlyOnceWhenFourThreadsDispatchAtOnce() {
+    @Test func leadingThrottleRunsExactlyOnceWhenFourThreadsDispatchAtOnce() async {
         for _ in 0..<20 {
             let harness = EffectHarness { Middlewares.throttle(.seconds(60), on: $0, $1) }
-            runOnThreads(4) { index in
+            await runOnThreads(4) { index in
                 for _ in 0..<50 { harness.store.dispatch(.add(index)) }
             }
             #expect(harness.recorded.count == 1)

@@ -44,14 +44,18 @@ func waitUntilCancelled() async {
 }
 
 /// Runs `body` on a new thread and waits for it without blocking a thread of the task pool (which the tasks that
-/// `body` waits for may need).
-func onThread(_ body: @escaping @Sendable () -> Void) async {
+/// `body` waits for may need, and which the other suites' tasks need: two on two cores).
+@discardableResult
+func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
     let done = AsyncGate()
+    let result = Locked<T?>(nil)
     let thread = Thread {
-        body()
+        let value = body()
+        result.withValue { $0 = value }
         done.open()
     }
     thread.stackSize = 1 << 20
     thread.start()
     await done.wait()
+    return result.current!
 }

@@ -26,7 +26,16 @@ extension Locked where Value: RangeReplaceableCollection {
 }
 
 /// Runs `body` on `count` new threads that start together, and returns when all of them finished.
-func runOnThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+///
+/// Waits without holding a thread of the cooperative pool: on a loaded 2-core machine the threads can run for
+/// seconds, and a test that blocked a pool thread meanwhile starved the other suites' tasks (a `takeLatest` lookup of
+/// the demo test waited a minute for a pool thread on CI).
+func runOnThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
+    await onThread { runOnThreadsBlocking(count, body) }
+}
+
+/// ``runOnThreads(_:_:)`` that blocks the calling thread; for code that already runs on a thread of its own.
+func runOnThreadsBlocking(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     let ready = DispatchGroup()
     let done = DispatchGroup()
     let start = DispatchSemaphore(value: 0)
