@@ -80,6 +80,51 @@ import Testing
         #expect(store.state.count == 1 + 2 + 200)
     }
 
+    /// The demo's lost result: a run checks that it is current and dispatches its result, which waits in line while
+    /// another thread owns the pipeline; that owner then processes a newer request, which supersedes the run. The
+    /// waiting result must be dropped when its turn comes: processed, it overwrote the newer run's result (the
+    /// demo's "latest quote wins" check failed under load, the last result older than the last request). The same
+    /// for a result that is sent and waits in line as a task (which `takeLatest` also cancels as a task).
+    @Test(arguments: [false, true])
+    func aResultThatWaitedInLineWhileItsRunWasSupersededIsDropped(sends: Bool) async {
+        let proceed = AsyncGate()
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let answers = Locked<[String]>([])
+        let effect = Middlewares.takeLatest { (action: TestAction, api: API) async in
+            guard case .add(let value) = action, value < 100 else { return }
+            if value == 1 {
+                await proceed.wait()
+            }
+            guard !Task.isCancelled else { return }
+            let accepted = sends ? await api.send(.add(value * 100)).isAccepted : api.dispatch(.add(value * 100))
+            answers.append("\(value): \(accepted)")
+        }
+        // Holds the pipeline on `.record("block")` until released, then queues the newer request (rule 2), which
+        // this thread processes before it hands the pipeline to the result waiting in line.
+        let blocker = Middleware<TestState, TestAction> { api in
+            { next in
+                { action in
+                    next(action)
+                    guard action == .record("block") else { return }
+                    entered.signal()
+                    release.wait()
+                    api.dispatch(.add(2))
+                }
+            }
+        }
+        let store = Store(initialState: TestState(), reducer: testReducer, middleware: [Middleware(effect), blocker])
+        store.dispatch(.add(1))  // run 1 starts, and waits for `proceed`
+        Thread { store.dispatch(.record("block")) }.start()
+        await onThread { entered.wait() }
+        proceed.open()  // run 1 is current: it dispatches its result, which waits for the blocked owner
+        #expect(await waitUntil { store.core.lock.withLock { store.core.waiters } == 1 })
+        release.signal()
+        #expect(await waitUntil { answers.current.count == 2 })
+        #expect(answers.current.sorted() == ["1: false", "2: true"])
+        #expect(store.state == TestState(count: 1 + 2 + 200, log: ["block"]))
+    }
+
     /// Many threads supersede each other's runs at random moments; every result that the store accepted was reduced,
     /// and none that it refused was: the counts agree exactly.
     @Test func acceptedResultsMatchReducedResultsUnderManyThreads() async {

@@ -43,14 +43,16 @@ public struct MiddlewareAPI<State: Sendable, Action: Sendable>: Sendable {
     ///   that is dispatching on the store, which processes it before its own dispatch returns. `false` if it was
     ///   dropped: this run was cancelled (``isCancelled`` is `true`: superseded by `takeLatest` or by an effect with
     ///   the same id), the store is gone, or ``Store/shutdown(timeout:)`` has begun (then the refusal is counted).
-    ///   An action accepted and queued is still processed if the run is
-    ///   cancelled afterwards; an action queued when the store goes away is dropped with the rest of the queue.
+    ///   The run is checked again once the store is free for the action: a dispatch that waited for a busy store
+    ///   while its run was superseded is dropped then, so a stale result never overwrites a newer one. An action
+    ///   accepted and queued is still processed if the run is cancelled afterwards; an action queued when the
+    ///   store goes away is dropped with the rest of the queue.
     @discardableResult
     public func dispatch(_ action: Action) -> Bool {
         if runIsCancelled {
             return false
         }
-        return core.dispatchFromAPI(action)
+        return core.dispatchFromAPI(action, unlessCancelled: cancellation)
     }
 
     /// `true` once this run was superseded (by `takeLatest` or an effect with the same id), the store is gone, or

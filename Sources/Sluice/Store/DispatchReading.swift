@@ -38,6 +38,7 @@ extension StoreCore {
         _ action: Action,
         through chain: DispatchFunction<Action>?,
         fromAPI: Bool,
+        run: Cancellation? = nil,
         reading body: (borrowing State) -> T
     ) -> T? {
         guard isAlive else {
@@ -62,6 +63,11 @@ extension StoreCore {
             }
             if isRefusing {
                 refusedCount += 1
+                drainLocked(through: chain)
+                return nil
+            }
+            if isSuperseded(run) {
+                // Superseded while it waited (see `dispatchFromAPI(_:unlessCancelled:)`).
                 drainLocked(through: chain)
                 return nil
             }
@@ -144,12 +150,22 @@ extension StoreCore {
     ///
     /// The chain is read only once the pipeline is this thread's: while the store installs its middleware (which
     /// holds the pipeline), `entry` is not set yet. A strong reference for the call: `storeDidGoAway()` may clear
-    /// `entry`.
+    /// `entry`. `run`: the dispatching side-effect run, if any; the action is dropped if it is cancelled before the
+    /// action's work begins, as in ``dispatchFromAPI(_:unlessCancelled:)``.
     @usableFromInline
-    func dispatchFromAPI<T>(_ action: Action, reading body: (borrowing State) -> T) -> T? {
+    func dispatchFromAPI<T>(
+        _ action: Action,
+        unlessCancelled run: Cancellation? = nil,
+        reading body: (borrowing State) -> T
+    ) -> T? {
         lock.lock()
         if pipeline.isOwned {
-            return dispatchToOwnedPipeline(action, through: nil, fromAPI: true, reading: body)
+            return dispatchToOwnedPipeline(action, through: nil, fromAPI: true, run: run, reading: body)
+        }
+        if isSuperseded(run) {
+            deflateLocked()
+            lock.unlock()
+            return nil
         }
         let chain = entry
         return processLocked(action, through: chain, reading: body)
@@ -214,7 +230,7 @@ extension MiddlewareAPI {
         if runIsCancelled {
             return nil
         }
-        return core.dispatchFromAPI(action, reading: body)
+        return core.dispatchFromAPI(action, unlessCancelled: cancellation, reading: body)
     }
 }
 
@@ -251,10 +267,16 @@ extension StoreCore {
         _ action: Action,
         through chain: DispatchFunction<Action>?,
         fromAPI: Bool,
+        run: Cancellation? = nil,
         reading body: @escaping @Sendable (borrowing State) -> T
     ) async -> T? {
         lock.lock()
         if !pipeline.isOwned {
+            if isSuperseded(run) {
+                deflateLocked()
+                lock.unlock()
+                return nil
+            }
             return processLocked(action, through: fromAPI ? entry : chain, reading: body)
         }
         guard isAlive else {
@@ -278,7 +300,8 @@ extension StoreCore {
         let outcome = await waitInLine(
             ticket: ticket,
             action: action,
-            reader: StateReader { state in box.value = body(state) }
+            reader: StateReader { state in box.value = body(state) },
+            run: run
         )
         switch outcome {
         case .processed:
@@ -286,7 +309,7 @@ extension StoreCore {
         case .dropped, .cancelled:
             return nil
         case .retry:
-            return await send(action, through: chain, fromAPI: fromAPI, reading: body)
+            return await send(action, through: chain, fromAPI: fromAPI, run: run, reading: body)
         }
     }
 }
@@ -343,6 +366,6 @@ extension MiddlewareAPI {
         if runIsCancelled {
             return nil
         }
-        return await core.send(action, through: nil, fromAPI: true, reading: body)
+        return await core.send(action, through: nil, fromAPI: true, run: cancellation, reading: body)
     }
 }

@@ -251,12 +251,23 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
 
     /// A dispatch that found the state machine in charge, or the pipeline owned; called with `lock` held, returns
     /// without it.
-    /// `fromAPI`: go through the chain as it is once the pipeline is free (`entry`), not through `chain`.
+    /// `fromAPI`: go through the chain as it is once the pipeline is free (`entry`), not through `chain`. `run`: the
+    /// cancellation of the side-effect run that dispatches (see ``dispatchFromAPI(_:unlessCancelled:)``).
     @usableFromInline
-    func dispatchSlowLocked(_ action: Action, through chain: DispatchFunction<Action>?, fromAPI: Bool = false) -> Bool {
+    func dispatchSlowLocked(
+        _ action: Action,
+        through chain: DispatchFunction<Action>?,
+        fromAPI: Bool = false,
+        run: Cancellation? = nil
+    ) -> Bool {
         inflateLocked()
         if pipelineStorage.isOwned {
-            return dispatchToOwnedPipeline(action, through: chain, fromAPI: fromAPI)
+            return dispatchToOwnedPipeline(action, through: chain, fromAPI: fromAPI, run: run)
+        }
+        if _slowPath(run != nil) && isSuperseded(run) {
+            deflateLocked()
+            lock.unlock()
+            return false
         }
         // A strong reference for the duration of the call: `storeDidGoAway()` may clear `entry` meanwhile.
         let chain = fromAPI ? entry : chain
@@ -276,9 +287,15 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// another store's dispatch is handed to the thread that owns this pipeline instead of waiting for it, which
     /// could deadlock if that thread dispatches back into the other store. Any other dispatch waits in line until
     /// the pipeline is handed to it, and then runs as its owner. `fromAPI`: go through the chain as it is once the
-    /// pipeline is ours (`entry`), not through `chain`.
+    /// pipeline is ours (`entry`), not through `chain`. `run`: checked once the pipeline is ours, as in
+    /// ``dispatchFromAPI(_:unlessCancelled:)``; a queued action is processed whatever happens to its run.
     @usableFromInline
-    func dispatchToOwnedPipeline(_ action: Action, through chain: DispatchFunction<Action>?, fromAPI: Bool) -> Bool {
+    func dispatchToOwnedPipeline(
+        _ action: Action,
+        through chain: DispatchFunction<Action>?,
+        fromAPI: Bool,
+        run: Cancellation? = nil
+    ) -> Bool {
         guard isAlive else {
             lock.unlock()
             return false
@@ -293,7 +310,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
             return true
         case .wait:
             let waited = waitForPipeline(thread)
-            return processAsOwnerLocked(action, through: fromAPI ? entry : chain, waited: waited)
+            return processAsOwnerLocked(action, through: fromAPI ? entry : chain, waited: waited, run: run)
         }
     }
 
@@ -329,8 +346,13 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     }
 
     /// Processes `action` on the pipeline that this thread was handed after waiting `waited` nanoseconds; called
-    /// with `lock` held, returns without it.
-    func processAsOwnerLocked(_ action: Action, through chain: DispatchFunction<Action>?, waited: UInt64) -> Bool {
+    /// with `lock` held, returns without it. Dropped if `run` was cancelled while the dispatch waited.
+    func processAsOwnerLocked(
+        _ action: Action,
+        through chain: DispatchFunction<Action>?,
+        waited: UInt64,
+        run: Cancellation? = nil
+    ) -> Bool {
         guard isAlive else {
             drainLocked(through: chain)
             return false
@@ -338,6 +360,11 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         if isRefusing {
             // Shutdown began while this dispatch waited in line: refused like a dispatch that arrives now.
             refusedCount += 1
+            drainLocked(through: chain)
+            return false
+        }
+        if isSuperseded(run) {
+            // A newer run superseded the dispatching one while it waited: its work would be stale.
             drainLocked(through: chain)
             return false
         }
@@ -459,9 +486,10 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
             lock.unlock()
             return true
         case .serve(let action, let continuation, let waited):
-            guard isAlive, !isRefusing else {
-                // Gone, or shut down while the task waited in line: its action is dropped.
-                if isAlive { refusedCount += 1 }
+            guard isAlive, !isRefusing, !isSuperseded(continuation.run) else {
+                // Gone, shut down while the task waited in line, or its run superseded meanwhile: the action is
+                // dropped (only a refusal by shutdown is counted).
+                if isAlive && isRefusing { refusedCount += 1 }
                 lock.unlock()
                 continuation.resume(returning: .dropped)
                 lock.lock()
@@ -587,11 +615,35 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// thread owns the pipeline, so an action dispatched from another thread meanwhile (by a middleware that starts
     /// a poller when it is installed, say) waits, and then goes through the whole chain, never around it.
     ///
-    /// - Returns: `true` if the action was accepted (processed, or queued), `false` if the store is gone.
+    /// `run` is the cancellation of the side-effect run that dispatches (a `takeLatest` run, an effect with an id),
+    /// if any: the action is dropped if `run` is cancelled before the action's work begins, checked under the lock
+    /// once this thread has the pipeline. A newer `takeLatest` run supersedes the older one in the middleware of
+    /// its action, that is on the pipeline; so the order is exact: a result is processed either before the newer
+    /// request (it was the latest result then) or not at all. Checking only at the call, as before, let a result
+    /// that waited in line for the pipeline, or whose thread was preempted between the check and the lock, overwrite
+    /// a newer run's result. A queued action (this thread owns the pipeline, rule 2) is processed whatever happens
+    /// to its run afterwards, as documented on ``MiddlewareAPI/dispatch(_:)``: it was accepted.
+    ///
+    /// - Returns: `true` if the action was accepted (processed, or queued), `false` if the store is gone or `run`
+    ///   was cancelled.
+    @usableFromInline @discardableResult
+    func dispatchFromAPI(_ action: Action, unlessCancelled run: Cancellation?) -> Bool {
+        lock.lock()
+        return dispatchSlowLocked(action, through: nil, fromAPI: true, run: run)
+    }
+
+    /// ``dispatchFromAPI(_:unlessCancelled:)`` outside of any side-effect run.
     @usableFromInline @discardableResult
     func dispatchFromAPI(_ action: Action) -> Bool {
         lock.lock()
         return dispatchSlowLocked(action, through: nil, fromAPI: true)
+    }
+
+    /// Whether the side-effect run `run` was cancelled; `false` without one. Called with `lock` held (a run's
+    /// cancellation takes its own lock, never the store's).
+    @usableFromInline
+    func isSuperseded(_ run: Cancellation?) -> Bool {
+        run?.isCancelled ?? false
     }
 
     // MARK: State and subscribers

@@ -121,6 +121,9 @@ enum SendOutcome: Sendable {
 struct TaskResumption<State>: Sendable {
     let continuation: UnsafeContinuation<SendOutcome, Never>
     let reader: StateReader<State>?
+    /// The side-effect run that sends, if any: the owner drops the action if the run was cancelled while the task
+    /// waited (see ``StoreCore/dispatchFromAPI(_:unlessCancelled:)``).
+    let run: Cancellation?
 
     func resume(returning outcome: SendOutcome) {
         continuation.resume(returning: outcome)
@@ -187,10 +190,16 @@ extension StoreCore {
     nonisolated(nonsending) func sendToOwnedPipeline(
         _ action: Action,
         through chain: DispatchFunction<Action>?,
-        fromAPI: Bool
+        fromAPI: Bool,
+        run: Cancellation? = nil
     ) async -> StoreTask {
         lock.lock()
         if !pipeline.isOwned {
+            if isSuperseded(run) {
+                deflateLocked()
+                lock.unlock()
+                return StoreTask(isAccepted: false)
+            }
             return sendOnFreePipelineLocked(action, through: fromAPI ? entry : chain)
         }
         guard isAlive else {
@@ -211,13 +220,13 @@ extension StoreCore {
         }
         let ticket = pipeline.makeTicket()
         lock.unlock()
-        switch await waitInLine(ticket: ticket, action: action, reader: nil) {
+        switch await waitInLine(ticket: ticket, action: action, reader: nil, run: run) {
         case .processed(let work):
             return StoreTask(isAccepted: true, work: work)
         case .dropped, .cancelled:
             return StoreTask(isAccepted: false)
         case .retry:
-            return await send(action, through: chain, fromAPI: fromAPI)
+            return await sendToOwnedPipeline(action, through: chain, fromAPI: fromAPI, run: run)
         }
     }
 
@@ -226,7 +235,8 @@ extension StoreCore {
     nonisolated(nonsending) func waitInLine(
         ticket: UInt64,
         action: Action,
-        reader: StateReader<State>?
+        reader: StateReader<State>?,
+        run: Cancellation? = nil
     ) async -> SendOutcome {
         await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: UnsafeContinuation<SendOutcome, Never>) in
@@ -243,7 +253,7 @@ extension StoreCore {
                     pipeline.waitAsTask(
                         ticket: ticket,
                         action: action,
-                        continuation: TaskResumption(continuation: continuation, reader: reader),
+                        continuation: TaskResumption(continuation: continuation, reader: reader, run: run),
                         now: monotonicNanoseconds()
                     )
                     lock.unlock()
@@ -345,10 +355,14 @@ extension MiddlewareAPI {
     /// store is gone.
     @discardableResult
     public nonisolated(nonsending) func send(_ action: Action) async -> StoreTask {
-        if runIsCancelled {
+        guard let cancellation else {
+            return await core.send(action, through: nil, fromAPI: true)
+        }
+        if cancellation.isCancelled {
             return StoreTask(isAccepted: false)
         }
-        return await core.send(action, through: nil, fromAPI: true)
+        // Checked again once the pipeline is free for it: see `StoreCore.dispatchFromAPI(_:unlessCancelled:)`.
+        return await core.sendToOwnedPipeline(action, through: nil, fromAPI: true, run: cancellation)
     }
 
     /// How long the action whose work runs now waited for the store's pipeline (zero unless another thread or task

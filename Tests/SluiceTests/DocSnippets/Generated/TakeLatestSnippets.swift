@@ -10,7 +10,7 @@ import Testing
 /// The Swift blocks of Sources/Sluice/Sluice.docc/Operators/TakeLatest.md, in order (compiled; run only where a test calls `snippets()`).
 enum TakeLatestSnippets {
     static func snippets() async throws {
-        // Sources/Sluice/Sluice.docc/Operators/TakeLatest.md:17
+        // Sources/Sluice/Sluice.docc/Operators/TakeLatest.md:19
         let quotes = Middlewares.takeLatest { (action: AppAction, api: MiddlewareAPI<AppState, AppAction>) async in
             guard case .quoteRequested(let symbol) = action else { return }
             let quote = await quoteService.fetch(symbol)
