@@ -17,6 +17,10 @@ public struct DemoOptions: Sendable, Equatable {
     /// Print `ack ORDER SEQUENCE` for each placed order once the journal holds it durably (`--acknowledge`, for
     /// the crash tests).
     public var acknowledge = false
+    /// How long the run waits, once the producers are done, for the quote lookup in flight to deliver its result
+    /// (not a command-line option). The lookup is a task of the cooperative pool: in a process whose pool is
+    /// saturated (a test process running other suites on a loaded machine) it can wait long for a thread.
+    public var settleTimeout: Duration = .seconds(60)
 
     public init(
         orders: Int = 100_000,

@@ -348,10 +348,12 @@ public func runDemo(
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - startTime.uptimeNanoseconds) / 1e9
 
     // Let the quote lookup in flight deliver its result (shutdown refuses dispatches, including that one).
-    let settled = waitFor(seconds: 60) {
+    let settleStart = DispatchTime.now()
+    let settled = waitFor(seconds: Double(options.settleTimeout.components.seconds)) {
         let state = store.state
         return state.quotes.lastReceivedID == state.quotes.lastRequestID
     }
+    let settleSeconds = Double(DispatchTime.now().uptimeNanoseconds - settleStart.uptimeNanoseconds) / 1e9
     // Shutdown runs the snapshot that the debounce owes, so the file on disk holds the final state when it returns.
     blockingWait { _ = await store.shutdown(timeout: .seconds(10)) }
     let final = store.state
@@ -413,6 +415,10 @@ public func runDemo(
             name: "latest quote wins",
             passed: settled && final.quotes.lastReceivedID == final.quotes.lastRequestID,
             detail: "last request #\(final.quotes.lastRequestID), last result #\(final.quotes.lastReceivedID)"
+                + (settled
+                    ? ""
+                    : " (not delivered within \(options.settleTimeout) of the producers' end; waited "
+                        + String(format: "%.1f s)", settleSeconds))
         )
     )
     if let journalSummary {

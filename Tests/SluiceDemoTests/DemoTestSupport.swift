@@ -6,6 +6,11 @@ import SluiceDemoKit
 /// trailing effects, and must not hold a thread of the cooperative pool that its `takeLatest` task needs
 /// (`sluice-demo` runs it from the main thread).
 ///
+/// The run waits up to ten minutes (not the command line's minute) for the last quote lookup: its task needs a
+/// thread of the test process's cooperative pool, two threads on two cores shared with every other suite, and on
+/// CI's slower machine it waited more than a minute for one (the check "latest quote wins" then failed with no
+/// lookup completed). It returns as soon as the result is in.
+///
 /// - Parameter directory: Where the JSON snapshot goes without a data directory; by default a new temporary
 ///   folder, removed afterwards.
 func runDemoOffThePool(
@@ -14,6 +19,9 @@ func runDemoOffThePool(
     dependencies: StoreDependencies = StoreDependencies(),
     acknowledge: @escaping @Sendable ([DemoAcknowledgement]) -> Void = { _ in }
 ) async throws -> DemoSummary {
+    var patient = options
+    patient.settleTimeout = .seconds(600)
+    let options = patient
     let snapshots =
         directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("sluice-demo-test-\(UUID())")
     defer {
