@@ -40,28 +40,83 @@ import Testing
         #expect(!machine.isOwned)
     }
 
-    @Test func releaseServesTheLineInOrderThreadsTakeOverAndTasksAreServedByTheOwner() {
+    @Test func releaseServesTheLineInOrderWakingThreadsAndServingTasks() {
         var machine = Machine()
         machine.take(by: owner)
-        machine.waitAsThread(other, wakeUp: "wake other")
+        machine.waitAsThread(other, wakeUp: "wake other", since: 100)
         machine.waitAsTask(ticket: machine.makeTicket(), action: 10, continuation: "task A", now: 100)
-        machine.waitAsThread(third, wakeUp: "wake third")
+        machine.waitAsThread(third, wakeUp: "wake third", since: 100)
         machine.waitAsTask(ticket: machine.makeTicket(), action: 20, continuation: "task B", now: 100)
         #expect(machine.waiterCount == 4)
         #expect(machine.statistics.deepestQueue == 4)
 
-        // The oldest waiter is a thread: it becomes the owner.
-        #expect(machine.release(now: 150) == .handOver("wake other"))
-        #expect(machine.owner == other)
+        // The oldest waiter is a thread: the pipeline goes idle and the thread is woken to take it.
+        #expect(machine.release(now: 150) == .wake("wake other"))
+        #expect(!machine.isOwned)
+        #expect(machine.waiterCount == 3)
+        // Another thread's wake-up is not this one's.
+        do {
+            let back = machine.wokenThreadIsBack(third)
+            #expect(!back)
+        }
+        do {
+            let back = machine.wokenThreadIsBack(other)
+            #expect(back)
+        }
+        machine.take(by: other)
         // Its release serves task A: `other` stays the owner and processes A's action.
-        #expect(machine.release(now: 150) == .serve(10, "task A", waited: 50))
+        #expect(machine.release(now: 160) == .serve(10, "task A", waited: 60))
         #expect(machine.owner == other)
-        #expect(machine.release(now: 160) == .handOver("wake third"))
-        #expect(machine.owner == third)
+        #expect(machine.release(now: 170) == .wake("wake third"))
+        do {
+            let back = machine.wokenThreadIsBack(third)
+            #expect(back)
+        }
+        machine.take(by: third)
         #expect(machine.release(now: 400) == .serve(20, "task B", waited: 300))
         #expect(machine.release(now: 400) == .idle)
         #expect(!machine.isOwned)
         #expect(machine.waiterCount == 0)
+    }
+
+    /// A running thread takes the pipeline before the woken one comes back for it: the woken thread waits again at
+    /// the head of the line, and nobody else is woken while it is on its way.
+    @Test func aWokenThreadThatFindsThePipelineTakenWaitsAgainAtTheHead() {
+        var machine = Machine()
+        machine.take(by: owner)
+        machine.waitAsThread(other, wakeUp: "wake other", since: 0)
+        machine.waitAsThread(third, wakeUp: "wake third", since: 0)
+        #expect(machine.release(now: 10) == .wake("wake other"))
+        machine.take(by: owner)  // `owner` dispatches again before `other` runs
+        do {
+            let back = machine.wokenThreadIsBack(other)
+            #expect(back)
+        }
+        #expect(machine.isOwned)
+        machine.waitAgainAtHead(other, wakeUp: "wake other", since: 0)
+        #expect(machine.waiterCount == 2)
+        #expect(machine.release(now: 20) == .wake("wake other"))
+        // `other` is on its way: a release in between wakes nobody else.
+        machine.take(by: owner)
+        #expect(machine.release(now: 30) == .idle)
+        #expect(machine.waiterCount == 1)
+        do {
+            let back = machine.wokenThreadIsBack(other)
+            #expect(back)
+        }
+        machine.take(by: other)
+        #expect(machine.release(now: 40) == .wake("wake third"))
+    }
+
+    /// A thread that has waited longer than `starvation` is handed the pipeline directly, as before.
+    @Test func aThreadThatWaitedLongerThanTheStarvationLimitIsHandedThePipeline() {
+        var machine = Machine()
+        machine.take(by: owner)
+        machine.waitAsThread(other, wakeUp: "wake other", since: 0)
+        machine.waitAsThread(third, wakeUp: "wake third", since: 500_000)
+        #expect(machine.release(now: Machine.starvation) == .handOver("wake other"))
+        #expect(machine.owner == other)
+        #expect(machine.release(now: Machine.starvation + 1) == .wake("wake third"))
     }
 
     @Test func aCancelledTaskLeavesTheLineAndItsActionIsNeverServed() {
@@ -96,7 +151,7 @@ import Testing
         machine.take(by: owner)
         machine.enqueue(1)
         machine.enqueue(2)
-        machine.waitAsThread(other, wakeUp: "other")
+        machine.waitAsThread(other, wakeUp: "other", since: 0)
         #expect(machine.statistics.deepestQueue == 3)
         _ = machine.nextQueuedAction()
         _ = machine.nextQueuedAction()
@@ -110,6 +165,7 @@ extension PipelineStateMachine.Release: Equatable where Action: Equatable, WakeU
         switch (lhs, rhs) {
         case (.idle, .idle): true
         case (.handOver(let a), .handOver(let b)): a == b
+        case (.wake(let a), .wake(let b)): a == b
         case (.serve(let a, let c, let w), .serve(let b, let d, let v)): a == b && c == d && w == v
         default: false
         }

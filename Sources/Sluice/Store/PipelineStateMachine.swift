@@ -7,12 +7,15 @@
 ///   that own another store's pipeline; the owner processes them in order before it gives the pipeline up.
 /// - `waiters` is one first-in, first-out line of the dispatches that wait for the pipeline: threads blocked in
 ///   `dispatch` and tasks suspended in `send`. When the owner is done with its queue it calls ``release(now:)``,
-///   which serves the line in order: a waiting thread is handed the pipeline (it becomes the owner and is woken);
-///   a waiting task's action is processed by the owner itself, which then resumes the task. A task is never
-///   handed the pipeline: it might not get a thread to run on while blocked dispatchers hold every thread of the
-///   cooperative pool, and they would wait for it forever.
+///   which serves the line in order: a waiting thread is woken to take the pipeline, which goes idle meanwhile (a
+///   thread that dispatches before the woken one runs may take it first; the woken one then waits again at the
+///   head of the line, and once it has waited ``starvation`` it is handed the pipeline directly); a waiting task's
+///   action is processed by the owner itself, which then resumes the task. A task is never handed the pipeline: it
+///   might not get a thread to run on while blocked dispatchers hold every thread of the cooperative pool, and they
+///   would wait for it forever.
 ///
-/// Invariant: an idle pipeline has no waiters (``release(now:)`` goes idle only when the line is empty).
+/// Invariant: an idle pipeline has waiters only while a thread woken to take it (`woken`) has not come back for it
+/// (see ``release(now:)``).
 ///
 /// The machine is pure: it neither locks, nor blocks, nor runs actions. Its transitions return what the caller
 /// must do (in the style of swift-async-algorithms' `DebounceStateMachine`). `StoreCore` holds it under its lock
@@ -23,8 +26,9 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
     /// A dispatch or a send waiting for the pipeline.
     @usableFromInline
     enum Waiter {
-        /// A thread blocked in `dispatch`; `wakeUp` wakes it once it owns the pipeline.
-        case thread(ThreadID, wakeUp: WakeUp)
+        /// A thread blocked in `dispatch` since `since`; `wakeUp` wakes it once it owns the pipeline, or once the
+        /// pipeline is free for it to take.
+        case thread(ThreadID, wakeUp: WakeUp, since: UInt64)
         /// A task suspended in `send`; the owner processes `action` for it, then resumes `continuation`.
         case task(ticket: UInt64, action: Action, continuation: Continuation, since: UInt64)
     }
@@ -32,11 +36,15 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
     /// What the owner must do when its queue is empty; see ``release(now:)``.
     @usableFromInline
     enum Release {
-        /// The pipeline is idle: nothing more to do.
+        /// The pipeline is idle: nothing more to do (a thread woken earlier is on its way to take it, if any).
         case idle
-        /// The pipeline now belongs to a waiting thread: wake it (with the lock held, so that it cannot see itself
-        /// owner, finish and exit before it was woken), and forget the pipeline.
+        /// The pipeline now belongs to a waiting thread that has waited longer than ``starvation``: wake it (with
+        /// the lock held, so that it cannot see itself owner, finish and exit before it was woken), and forget the
+        /// pipeline.
         case handOver(WakeUp)
+        /// The pipeline is idle, and the oldest waiting thread must be woken to take it; a thread that arrives
+        /// meanwhile may take it first (then the woken thread gets back in line, at its head).
+        case wake(WakeUp)
         /// Still the owner: process `action` for a waiting task (with everything it queues), then resume it.
         case serve(Action, Continuation, waited: UInt64)
     }
@@ -64,6 +72,11 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
     /// `waiters.count - waitersHead`, stored: the owner tests it on every release.
     @usableFromInline
     var waiterCount = 0
+    /// The threads taken out of the line and woken to take the free pipeline, which have not come back for it yet.
+    var woken: [ThreadID] = []
+    /// How long a thread waits in line before the pipeline is handed to it directly instead of set free for it to
+    /// take: one millisecond, as Go's `sync.Mutex` switches to its starvation mode.
+    static var starvation: UInt64 { 1_000_000 }
     var nextTicket: UInt64 = 0
     /// Counted only off the fast path: when a dispatch waits, or an action is queued.
     var statistics = StoreStatistics()
@@ -104,8 +117,30 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
     }
 
     /// A thread starts waiting, at the end of the line.
-    mutating func waitAsThread(_ thread: ThreadID, wakeUp: WakeUp) {
-        append(.thread(thread, wakeUp: wakeUp))
+    mutating func waitAsThread(_ thread: ThreadID, wakeUp: WakeUp, since: UInt64) {
+        append(.thread(thread, wakeUp: wakeUp, since: since))
+    }
+
+    /// A thread woken to take the free pipeline is back (`true`), or this was not its wake-up (`false`: it is still
+    /// in line, or already the owner).
+    mutating func wokenThreadIsBack(_ thread: ThreadID) -> Bool {
+        guard let index = woken.firstIndex(of: thread) else { return false }
+        woken.remove(at: index)
+        return true
+    }
+
+    /// A woken thread found the pipeline taken by a thread that came meanwhile: it waits again, at the head of the
+    /// line, keeping the time it first got in line (so that it is handed the pipeline once it has starved).
+    mutating func waitAgainAtHead(_ thread: ThreadID, wakeUp: WakeUp, since: UInt64) {
+        let waiter = Waiter.thread(thread, wakeUp: wakeUp, since: since)
+        if waitersHead > 0 {
+            waitersHead -= 1
+            waiters[waitersHead] = waiter
+        } else {
+            waiters.insert(waiter, at: 0)
+        }
+        waiterCount += 1
+        noteDepth()
     }
 
     /// A new ticket for a task that is about to wait (to find it again if it is cancelled).
@@ -152,13 +187,29 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
 
     /// The owner is done with its queue: give the pipeline to the oldest waiter, or go idle.
     ///
-    /// A waiting thread becomes the owner (``Release/handOver(_:)``); a waiting task's action is handed to the
-    /// current owner (``Release/serve(_:_:waited:)``), which stays the owner and calls `release` again afterwards.
+    /// A waiting task's action is handed to the current owner (``Release/serve(_:_:waited:)``), which stays the
+    /// owner and calls `release` again afterwards. A waiting thread is woken to take the pipeline, which goes
+    /// idle (``Release/wake(_:)``): a running thread that dispatches before it has been scheduled takes it first,
+    /// instead of every dispatch waiting for the next thread in line to be scheduled (the convoy of strict hand-over,
+    /// 11 to 12 µs per dispatch with four threads through a middleware on two cores). If a thread woken earlier has
+    /// not come back yet, the pipeline just goes idle (``Release/idle``): that thread takes it. A thread that has
+    /// waited longer than ``starvation`` is handed the pipeline directly (``Release/handOver(_:)``).
     mutating func release(now: UInt64) -> Release {
         queue.resetIfEmpty()
         guard waiterCount > 0 else {
             owner = .none
             return .idle
+        }
+        if case .thread(let thread, let wakeUp, let since) = waiters[waitersHead],
+            now &- since < PipelineStateMachine.starvation || now < since
+        {
+            owner = .none
+            guard woken.isEmpty else {
+                return .idle
+            }
+            removeHead()
+            woken.append(thread)
+            return .wake(wakeUp)
         }
         let waiter = waiters[waitersHead]
         waitersHead += 1
@@ -168,7 +219,7 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
             waitersHead = 0
         }
         switch waiter {
-        case .thread(let thread, let wakeUp):
+        case .thread(let thread, let wakeUp, _):
             owner = thread
             return .handOver(wakeUp)
         case .task(_, let action, let continuation, let since):
@@ -186,6 +237,15 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
     }
 
     // MARK: Bookkeeping
+
+    private mutating func removeHead() {
+        waitersHead += 1
+        waiterCount -= 1
+        if waiterCount == 0 {
+            waiters.removeAll(keepingCapacity: true)
+            waitersHead = 0
+        }
+    }
 
     private mutating func append(_ waiter: Waiter) {
         waiters.append(waiter)

@@ -176,7 +176,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// so that the fast path, which tests neither, never runs.
     @inlinable
     func deflateLocked() {
-        entryWord.store(_fastPath(isAlive && !isRefusing) ? 0 : PipelineEntry.slow)
+        entryWord.store(_fastPath(isAlive && !isRefusing && pipelineStorage.waiterCount == 0) ? 0 : PipelineEntry.slow)
     }
 
     // MARK: Dispatch
@@ -403,10 +403,23 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     func waitForPipeline(_ thread: ThreadID) -> UInt64 {
         let start = monotonicNanoseconds()
         let wakeUp = ThreadWakeUp.current
-        pipeline.waitAsThread(thread, wakeUp: wakeUp)
-        repeat {
+        pipeline.waitAsThread(thread, wakeUp: wakeUp, since: start)
+        while true {
             lock.wait(for: wakeUp)
-        } while pipeline.owner != thread
+            if pipeline.owner == thread {
+                break  // handed over: this thread had waited longer than `PipelineStateMachine.starvation`
+            }
+            guard pipeline.wokenThreadIsBack(thread) else {
+                continue  // not this thread's wake-up: still in line
+            }
+            if !pipeline.isOwned {
+                pipeline.take(by: thread)
+                entryWord.store(thread.raw | PipelineEntry.slow)
+                break
+            }
+            // A running thread took the free pipeline first.
+            pipeline.waitAgainAtHead(thread, wakeUp: wakeUp, since: start)
+        }
         let waited = monotonicNanoseconds() &- start
         pipeline.threadDidWait(waited)
         OwnedPipelines.add(1)
@@ -481,6 +494,13 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
             return true
         case .handOver(let wakeUp):
             entryWord.store(pipelineStorage.owner.raw | PipelineEntry.slow)
+            OwnedPipelines.add(-1)
+            wakeUp.signal()
+            lock.unlock()
+            return true
+        case .wake(let wakeUp):
+            // Idle, with the woken thread on its way; the word stays `slow` while others wait in line.
+            deflateLocked()
             OwnedPipelines.add(-1)
             wakeUp.signal()
             lock.unlock()

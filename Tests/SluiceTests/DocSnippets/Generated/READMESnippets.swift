@@ -97,7 +97,7 @@ enum READMESnippets {
         _ = scheduler
         _ = audited
 
-        // README.md:313
+        // README.md:314
         do {
             let journal = try Journal(directory: dataDirectory)
             let store = try Store<Counter, CounterAction>(
@@ -112,7 +112,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:345
+        // README.md:346
         do {
             let report = Middlewares.throttle(.seconds(1)) { (action: AppAction, api: MiddlewareAPI<AppState, AppAction>) in
                 print("count is", api.state.count)  // at most once a second, however many actions arrive
@@ -122,7 +122,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:383
+        // README.md:384
         do {
             let store = Store<AppState, AppAction>(
                 initialState: AppState(),
@@ -136,7 +136,7 @@ enum READMESnippets {
             _ = report
         }
 
-        // README.md:408
+        // README.md:409
         do {
             let store = Store<AppState, AppAction>(
                 initialState: AppState(),
@@ -146,7 +146,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:438
+        // README.md:439
         do {
             let minimumLevel = Middlewares.LogLevel.info
             let store = Store<AppState, AppAction>(
@@ -165,7 +165,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:545
+        // README.md:547
         func addAddsTheAmount() {
             let next = counter(AppState(), .add(41))
             #expect(next.count == 41)
@@ -173,7 +173,7 @@ enum READMESnippets {
         }
         addAddsTheAmount()
 
-        // README.md:557
+        // README.md:559
         func everyActionIsLogged() {
             let lines = Recorder<String>()  // a small lock-guarded array of your test support code
             let store = Store<AppState, AppAction>(
@@ -187,7 +187,7 @@ enum READMESnippets {
         }
         everyActionIsLogged()
 
-        // README.md:576
+        // README.md:578
         func reportIsDebounced() {
             let scheduler = TestScheduler()
             let reports = Recorder<Int>()
@@ -209,7 +209,7 @@ enum READMESnippets {
         }
         reportIsDebounced()
 
-        // README.md:608
+        // README.md:610
         do {
             struct Quote: Equatable, Sendable {
                 var symbol = ""
