@@ -165,7 +165,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:547
+        // README.md:552
         func addAddsTheAmount() {
             let next = counter(AppState(), .add(41))
             #expect(next.count == 41)
@@ -173,7 +173,7 @@ enum READMESnippets {
         }
         addAddsTheAmount()
 
-        // README.md:559
+        // README.md:564
         func everyActionIsLogged() {
             let lines = Recorder<String>()  // a small lock-guarded array of your test support code
             let store = Store<AppState, AppAction>(
@@ -187,7 +187,7 @@ enum READMESnippets {
         }
         everyActionIsLogged()
 
-        // README.md:578
+        // README.md:583
         func reportIsDebounced() {
             let scheduler = TestScheduler()
             let reports = Recorder<Int>()
@@ -209,7 +209,7 @@ enum READMESnippets {
         }
         reportIsDebounced()
 
-        // README.md:610
+        // README.md:615
         do {
             struct Quote: Equatable, Sendable {
                 var symbol = ""
