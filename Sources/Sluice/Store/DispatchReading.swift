@@ -162,7 +162,7 @@ extension StoreCore {
         if pipeline.isOwned {
             return dispatchToOwnedPipeline(action, through: nil, fromAPI: true, run: run, reading: body)
         }
-        if isSuperseded(run) {
+        if isAlive && !isRefusing && isSuperseded(run) {
             deflateLocked()
             lock.unlock()
             return nil
@@ -270,46 +270,48 @@ extension StoreCore {
         run: Cancellation? = nil,
         reading body: @escaping @Sendable (borrowing State) -> T
     ) async -> T? {
-        lock.lock()
-        if !pipeline.isOwned {
-            if isSuperseded(run) {
-                deflateLocked()
+        while true {
+            lock.lock()
+            if !pipeline.isOwned {
+                if isAlive && !isRefusing && isSuperseded(run) {
+                    deflateLocked()
+                    lock.unlock()
+                    return nil
+                }
+                return processLocked(action, through: fromAPI ? entry : chain, reading: body)
+            }
+            guard isAlive else {
                 lock.unlock()
                 return nil
             }
-            return processLocked(action, through: fromAPI ? entry : chain, reading: body)
-        }
-        guard isAlive else {
+            if isRefusing {
+                _ = refuseLocked()
+                return nil
+            }
+            let thread = ThreadID.current
+            if pipeline.owner == thread || OwnedPipelines.count > 0 {
+                // Queued like a dispatch (rule 2, or the hand-over between stores): reduced after this call returns.
+                pipeline.enqueue(action)
+                lock.unlock()
+                return nil
+            }
+            let ticket = pipeline.makeTicket()
             lock.unlock()
-            return nil
-        }
-        if isRefusing {
-            _ = refuseLocked()
-            return nil
-        }
-        let thread = ThreadID.current
-        if pipeline.owner == thread || OwnedPipelines.count > 0 {
-            // Queued like a dispatch (rule 2, or the hand-over between stores): reduced after this call returns.
-            pipeline.enqueue(action)
-            lock.unlock()
-            return nil
-        }
-        let ticket = pipeline.makeTicket()
-        lock.unlock()
-        let box = ReadingBox<T>()
-        let outcome = await waitInLine(
-            ticket: ticket,
-            action: action,
-            reader: StateReader { state in box.value = body(state) },
-            run: run
-        )
-        switch outcome {
-        case .processed:
-            return box.value
-        case .dropped, .cancelled:
-            return nil
-        case .retry:
-            return await send(action, through: chain, fromAPI: fromAPI, run: run, reading: body)
+            let box = ReadingBox<T>()
+            let outcome = await waitInLine(
+                ticket: ticket,
+                action: action,
+                reader: StateReader { state in box.value = body(state) },
+                run: run
+            )
+            switch outcome {
+            case .processed:
+                return box.value
+            case .dropped, .cancelled:
+                return nil
+            case .retry:
+                continue  // the pipeline was free when it came to wait: look again (a loop, not a recursion)
+            }
         }
     }
 }

@@ -54,7 +54,7 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
     enum Arrival {
         /// The action was queued for the owner (rule 2, or the hand-over between stores): return at once.
         case queued
-        /// Wait for the pipeline (a thread: ``waitAsThread(_:wakeUp:)``; a task: ``waitAsTask(ticket:action:continuation:now:)``).
+        /// Wait for the pipeline (a thread: ``waitAsThread(_:wakeUp:since:)``; a task: ``waitAsTask(ticket:action:continuation:now:)``).
         case wait
     }
 

@@ -176,9 +176,12 @@ extension StoreCore {
         return report
     }
 
-    /// Waits, polling, until no thread is dispatching on the store, or until `deadline`.
+    /// Waits, polling, until no thread is dispatching on the store or waiting in line to (the pipeline is idle
+    /// while a thread woken to take it is on its way), or until `deadline`.
     func waitForFreePipeline(until deadline: ContinuousClock.Instant) async {
-        while lock.withLock({ pipeline.isOwned }) && ContinuousClock.now < deadline && !Task.isCancelled {
+        while lock.withLock({ pipeline.isOwned || pipeline.waiterCount > 0 || !pipeline.woken.isEmpty })
+            && ContinuousClock.now < deadline && !Task.isCancelled
+        {
             try? await Task.sleep(for: .milliseconds(1))
         }
     }

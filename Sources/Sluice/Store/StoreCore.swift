@@ -264,7 +264,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         if pipelineStorage.isOwned {
             return dispatchToOwnedPipeline(action, through: chain, fromAPI: fromAPI, run: run)
         }
-        if _slowPath(run != nil) && isSuperseded(run) {
+        if _slowPath(run != nil) && isAlive && !isRefusing && isSuperseded(run) {
             deflateLocked()
             lock.unlock()
             return false

@@ -193,40 +193,42 @@ extension StoreCore {
         fromAPI: Bool,
         run: Cancellation? = nil
     ) async -> StoreTask {
-        lock.lock()
-        if !pipeline.isOwned {
-            if isSuperseded(run) {
-                deflateLocked()
+        while true {
+            lock.lock()
+            if !pipeline.isOwned {
+                if isAlive && !isRefusing && isSuperseded(run) {
+                    deflateLocked()
+                    lock.unlock()
+                    return StoreTask(isAccepted: false)
+                }
+                return sendOnFreePipelineLocked(action, through: fromAPI ? entry : chain)
+            }
+            guard isAlive else {
                 lock.unlock()
                 return StoreTask(isAccepted: false)
             }
-            return sendOnFreePipelineLocked(action, through: fromAPI ? entry : chain)
-        }
-        guard isAlive else {
+            if isRefusing {
+                _ = refuseLocked()
+                return StoreTask(isAccepted: false)
+            }
+            let thread = ThreadID.current
+            // A send from the owner's own thread or from inside another store's work (possible when that work awaits
+            // nothing but runs on a thread of the cooperative pool) queues like a dispatch.
+            if pipeline.owner == thread || OwnedPipelines.count > 0 {
+                pipeline.enqueue(action)
+                lock.unlock()
+                return StoreTask(isAccepted: true)
+            }
+            let ticket = pipeline.makeTicket()
             lock.unlock()
-            return StoreTask(isAccepted: false)
-        }
-        if isRefusing {
-            _ = refuseLocked()
-            return StoreTask(isAccepted: false)
-        }
-        let thread = ThreadID.current
-        // A send from the owner's own thread or from inside another store's work (possible when that work awaits
-        // nothing but runs on a thread of the cooperative pool) queues like a dispatch.
-        if pipeline.owner == thread || OwnedPipelines.count > 0 {
-            pipeline.enqueue(action)
-            lock.unlock()
-            return StoreTask(isAccepted: true)
-        }
-        let ticket = pipeline.makeTicket()
-        lock.unlock()
-        switch await waitInLine(ticket: ticket, action: action, reader: nil, run: run) {
-        case .processed(let work):
-            return StoreTask(isAccepted: true, work: work)
-        case .dropped, .cancelled:
-            return StoreTask(isAccepted: false)
-        case .retry:
-            return await sendToOwnedPipeline(action, through: chain, fromAPI: fromAPI, run: run)
+            switch await waitInLine(ticket: ticket, action: action, reader: nil, run: run) {
+            case .processed(let work):
+                return StoreTask(isAccepted: true, work: work)
+            case .dropped, .cancelled:
+                return StoreTask(isAccepted: false)
+            case .retry:
+                continue  // the pipeline was free when it came to wait: look again (a loop, not a recursion)
+            }
         }
     }
 
