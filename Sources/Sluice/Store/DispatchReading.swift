@@ -162,9 +162,7 @@ extension StoreCore {
         if pipeline.isOwned {
             return dispatchToOwnedPipeline(action, through: nil, fromAPI: true, run: run, reading: body)
         }
-        if isAlive && !isRefusing && isSuperseded(run) {
-            deflateLocked()
-            lock.unlock()
+        if dropSupersededOnFreePipelineLocked(run) {
             return nil
         }
         let chain = entry
@@ -273,9 +271,7 @@ extension StoreCore {
         while true {
             lock.lock()
             if !pipeline.isOwned {
-                if isAlive && !isRefusing && isSuperseded(run) {
-                    deflateLocked()
-                    lock.unlock()
+                if dropSupersededOnFreePipelineLocked(run) {
                     return nil
                 }
                 return processLocked(action, through: fromAPI ? entry : chain, reading: body)

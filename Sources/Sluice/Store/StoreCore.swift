@@ -264,9 +264,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         if pipelineStorage.isOwned {
             return dispatchToOwnedPipeline(action, through: chain, fromAPI: fromAPI, run: run)
         }
-        if _slowPath(run != nil) && isAlive && !isRefusing && isSuperseded(run) {
-            deflateLocked()
-            lock.unlock()
+        if _slowPath(run != nil) && dropSupersededOnFreePipelineLocked(run) {
             return false
         }
         // A strong reference for the duration of the call: `storeDidGoAway()` may clear `entry` meanwhile.
@@ -664,6 +662,19 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     @usableFromInline
     func isSuperseded(_ run: Cancellation?) -> Bool {
         run?.isCancelled ?? false
+    }
+
+    /// On a pipeline that nobody owns: drops the dispatch or send of a superseded run (returns `true`, without
+    /// `lock`, the machine given back to the fast path when nobody waits), or returns `false` with `lock` held.
+    /// A store that is gone or refusing answers first, so that a refusal is counted as such.
+    @usableFromInline
+    func dropSupersededOnFreePipelineLocked(_ run: Cancellation?) -> Bool {
+        guard isAlive, !isRefusing, isSuperseded(run) else {
+            return false
+        }
+        deflateLocked()
+        lock.unlock()
+        return true
     }
 
     // MARK: State and subscribers

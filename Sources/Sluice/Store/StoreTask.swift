@@ -196,9 +196,7 @@ extension StoreCore {
         while true {
             lock.lock()
             if !pipeline.isOwned {
-                if isAlive && !isRefusing && isSuperseded(run) {
-                    deflateLocked()
-                    lock.unlock()
+                if dropSupersededOnFreePipelineLocked(run) {
                     return StoreTask(isAccepted: false)
                 }
                 return sendOnFreePipelineLocked(action, through: fromAPI ? entry : chain)
