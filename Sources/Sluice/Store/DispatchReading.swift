@@ -41,12 +41,7 @@ extension StoreCore {
         run: Cancellation? = nil,
         reading body: (borrowing State) -> T
     ) -> T? {
-        guard isAlive else {
-            lock.unlock()
-            return nil
-        }
-        if isRefusing {
-            _ = refuseLocked()
+        if turnAwayIfClosedLocked() {
             return nil
         }
         let thread = ThreadID.current
@@ -276,12 +271,7 @@ extension StoreCore {
                 }
                 return processLocked(action, through: fromAPI ? entry : chain, reading: body)
             }
-            guard isAlive else {
-                lock.unlock()
-                return nil
-            }
-            if isRefusing {
-                _ = refuseLocked()
+            if turnAwayIfClosedLocked() {
                 return nil
             }
             let thread = ThreadID.current

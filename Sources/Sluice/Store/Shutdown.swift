@@ -198,6 +198,20 @@ extension StoreCore {
         lock.unlock()
         return false
     }
+
+    /// Turns away a dispatch or send that found the pipeline owned while the store is gone (returns `true`, without
+    /// `lock`) or refuses dispatches (counted, `true`, without `lock`); else returns `false` with `lock` held.
+    func turnAwayIfClosedLocked() -> Bool {
+        guard isAlive else {
+            lock.unlock()
+            return true
+        }
+        if isRefusing {
+            _ = refuseLocked()
+            return true
+        }
+        return false
+    }
 }
 
 extension MiddlewareAPI {

@@ -284,9 +284,10 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// Rule 2: a dispatch from inside this thread's dispatch is queued, never run recursively. A dispatch from inside
     /// another store's dispatch is handed to the thread that owns this pipeline instead of waiting for it, which
     /// could deadlock if that thread dispatches back into the other store. Any other dispatch waits in line until
-    /// it gets the pipeline (woken to take it, or handed it after waiting long), and then runs as its owner. `fromAPI`: go through the chain as it is once the
-    /// pipeline is ours (`entry`), not through `chain`. `run`: checked once the pipeline is ours, as in
-    /// ``dispatchFromAPI(_:unlessCancelled:)``; a queued action is processed whatever happens to its run.
+    /// it gets the pipeline (woken to take it, or handed it after waiting long), and then runs as its owner.
+    /// `fromAPI`: go through the chain as it is once the pipeline is ours (`entry`), not through `chain`. `run`:
+    /// checked once the pipeline is ours, as in ``dispatchFromAPI(_:unlessCancelled:)``; a queued action is processed
+    /// whatever happens to its run.
     @usableFromInline
     func dispatchToOwnedPipeline(
         _ action: Action,
@@ -294,12 +295,8 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         fromAPI: Bool,
         run: Cancellation? = nil
     ) -> Bool {
-        guard isAlive else {
-            lock.unlock()
+        if turnAwayIfClosedLocked() {
             return false
-        }
-        if isRefusing {
-            return refuseLocked()
         }
         let thread = ThreadID.current
         switch pipeline.arrive(action, from: thread, ownsAnotherPipeline: OwnedPipelines.count > 0) {

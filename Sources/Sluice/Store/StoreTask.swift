@@ -201,12 +201,7 @@ extension StoreCore {
                 }
                 return sendOnFreePipelineLocked(action, through: fromAPI ? entry : chain)
             }
-            guard isAlive else {
-                lock.unlock()
-                return StoreTask(isAccepted: false)
-            }
-            if isRefusing {
-                _ = refuseLocked()
+            if turnAwayIfClosedLocked() {
                 return StoreTask(isAccepted: false)
             }
             let thread = ThreadID.current
