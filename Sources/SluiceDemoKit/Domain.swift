@@ -88,6 +88,16 @@ public enum OrderAction: Sendable, Equatable {
         default: nil
         }
     }
+
+    /// ``addressed(by:)`` as the order book's `ActionExtractor`: a type, so the compiler inlines the match into
+    /// `forEach`, which runs for every action the store reduces.
+    public struct Addressed: ActionExtractor {
+        public init() {}
+
+        public func extract(from action: ServiceAction) -> (Int, OrderAction)? {
+            OrderAction.addressed(by: action)
+        }
+    }
 }
 
 /// The orders module: how many orders are in each stage, and each order by id (the order book).
@@ -177,7 +187,7 @@ public let orderCountsReducer = Reducer<OrdersState, ServiceAction>(mutating: { 
 /// would then fail).
 public let ordersReducer: Reducer<OrdersState, ServiceAction> = combineReducers(
     orderCountsReducer,
-    .forEach(\OrdersState.byID, action: { OrderAction.addressed(by: $0) }, element: orderReducer)
+    .forEach(\OrdersState.byID, action: OrderAction.Addressed(), element: orderReducer)
 )
 
 /// Inventory changes only for its own actions: fulfilment takes stock, restocking adds it.

@@ -43,6 +43,31 @@ private enum ChildShopAction: Sendable, Equatable {
     case other
 }
 
+/// How the tests give `forEach` and `ifLet` the child's action: a closure, or an `ActionExtractor` type. The two
+/// forms must behave the same in every test.
+enum ExtractionForm: CaseIterable, Sendable {
+    case closure
+    case extractor
+}
+
+private struct ByIDActions: ActionExtractor {
+    func extract(from action: ChildShopAction) -> (Int, OrderAction)? {
+        if case .byID(let id, let local) = action { (id, local) } else { nil }
+    }
+}
+
+private struct ListActions: ActionExtractor {
+    func extract(from action: ChildShopAction) -> (Int, OrderAction)? {
+        if case .list(let id, let local) = action { (id, local) } else { nil }
+    }
+}
+
+private struct CurrentActions: ActionExtractor {
+    func extract(from action: ChildShopAction) -> OrderAction? {
+        if case .current(let local) = action { local } else { nil }
+    }
+}
+
 /// The address of a dictionary's storage object: it changes when the dictionary is copied (a copy is allocated
 /// while the original is still alive), and stays when it is changed in place.
 private func storageAddress<Key, Value>(_ dictionary: [Key: Value]) -> UInt {
@@ -55,32 +80,42 @@ private func arrayAddress<Element>(_ array: [Element]) -> UInt {
 
 @Suite struct ChildReducerTests {
     private func shopReducer(
+        _ form: ExtractionForm,
         _ unmatched: Locked<[UnmatchedChildAction]>? = nil
     ) -> Reducer<ChildShop, ChildShopAction> {
         var report = UnmatchedChildAction.debugReport
         if let unmatched {
             report = { unmatched.append($0) }
         }
-        return combineReducers(
-            .forEach(
-                \.byID,
-                action: { action in if case .byID(let id, let local) = action { (id, local) } else { nil } },
-                element: orderReducer,
-                ifMissing: report
-            ),
-            .forEach(
-                \.list,
-                action: { action in if case .list(let id, let local) = action { (id, local) } else { nil } },
-                element: orderReducer,
-                ifMissing: report
-            ),
-            .ifLet(
-                \.current,
-                action: { action in if case .current(let local) = action { local } else { nil } },
-                then: orderReducer,
-                ifMissing: report
+        switch form {
+        case .closure:
+            return combineReducers(
+                .forEach(
+                    \.byID,
+                    action: { action in if case .byID(let id, let local) = action { (id, local) } else { nil } },
+                    element: orderReducer,
+                    ifMissing: report
+                ),
+                .forEach(
+                    \.list,
+                    action: { action in if case .list(let id, let local) = action { (id, local) } else { nil } },
+                    element: orderReducer,
+                    ifMissing: report
+                ),
+                .ifLet(
+                    \.current,
+                    action: { action in if case .current(let local) = action { local } else { nil } },
+                    then: orderReducer,
+                    ifMissing: report
+                )
             )
-        )
+        case .extractor:
+            return combineReducers(
+                .forEach(\.byID, action: ByIDActions(), element: orderReducer, ifMissing: report),
+                .forEach(\.list, action: ListActions(), element: orderReducer, ifMissing: report),
+                .ifLet(\.current, action: CurrentActions(), then: orderReducer, ifMissing: report)
+            )
+        }
     }
 
     private func shop(orders: Int, reserve: Int = 0) -> ChildShop {
@@ -93,8 +128,9 @@ private func arrayAddress<Element>(_ array: [Element]) -> UInt {
         return shop
     }
 
-    @Test func forEachDictionaryChangesOnlyTheAddressedElement() {
-        let store = Store(initialState: shop(orders: 3), reducer: shopReducer())
+    @Test(arguments: ExtractionForm.allCases)
+    func forEachDictionaryChangesOnlyTheAddressedElement(form: ExtractionForm) {
+        let store = Store(initialState: shop(orders: 3), reducer: shopReducer(form))
         store.dispatch(.byID(1, .add(5)))
         store.dispatch(.byID(1, .add(2)))
         #expect(store.state.byID[1]?.quantity == 7)
@@ -104,33 +140,37 @@ private func arrayAddress<Element>(_ array: [Element]) -> UInt {
         #expect(store.state.list.allSatisfy { $0.quantity == 0 })
     }
 
-    @Test func forEachArrayChangesTheElementWithTheID() {
+    @Test(arguments: ExtractionForm.allCases)
+    func forEachArrayChangesTheElementWithTheID(form: ExtractionForm) {
         var initial = shop(orders: 3)
         initial.list.reverse()  // ids 2, 1, 0: the element is found by id, not by position
-        let store = Store(initialState: initial, reducer: shopReducer())
+        let store = Store(initialState: initial, reducer: shopReducer(form))
         store.dispatch(.list(0, .add(4)))
         #expect(store.state.list.map(\.quantity) == [0, 0, 4])
         #expect(store.state.list.map(\.id) == [2, 1, 0])
         #expect(store.state.byID.values.allSatisfy { $0.quantity == 0 })
     }
 
-    @Test func ifLetChangesTheUnwrappedPart() {
-        let store = Store(initialState: shop(orders: 1), reducer: shopReducer())
+    @Test(arguments: ExtractionForm.allCases)
+    func ifLetChangesTheUnwrappedPart(form: ExtractionForm) {
+        let store = Store(initialState: shop(orders: 1), reducer: shopReducer(form))
         store.dispatch(.current(.add(3)))
         #expect(store.state.current?.quantity == 3)
         #expect(store.state.current?.id == -1)
     }
 
-    @Test func actionsThatTheExtractRejectsAreSkippedWithoutAReport() {
+    @Test(arguments: ExtractionForm.allCases)
+    func actionsThatTheExtractRejectsAreSkippedWithoutAReport(form: ExtractionForm) {
         let unmatched = Locked<[UnmatchedChildAction]>([])
-        let store = Store(initialState: ChildShop(), reducer: shopReducer(unmatched))
+        let store = Store(initialState: ChildShop(), reducer: shopReducer(form, unmatched))
         store.dispatch(.other)
         #expect(unmatched.current.isEmpty)
     }
 
-    @Test func anActionForAMissingKeyIsIgnoredAndReported() {
+    @Test(arguments: ExtractionForm.allCases)
+    func anActionForAMissingKeyIsIgnoredAndReported(form: ExtractionForm) {
         let unmatched = Locked<[UnmatchedChildAction]>([])
-        let store = Store(initialState: shop(orders: 2), reducer: shopReducer(unmatched))
+        let store = Store(initialState: shop(orders: 2), reducer: shopReducer(form, unmatched))
         store.dispatch(.byID(9, .add(1)))
         store.dispatch(.list(8, .add(1)))
         #expect(store.state.byID.values.allSatisfy { $0.quantity == 0 })
@@ -148,9 +188,10 @@ private func arrayAddress<Element>(_ array: [Element]) -> UInt {
         )
     }
 
-    @Test func anActionForANilPartIsIgnoredAndReported() {
+    @Test(arguments: ExtractionForm.allCases)
+    func anActionForANilPartIsIgnoredAndReported(form: ExtractionForm) {
         let unmatched = Locked<[UnmatchedChildAction]>([])
-        let store = Store(initialState: ChildShop(), reducer: shopReducer(unmatched))
+        let store = Store(initialState: ChildShop(), reducer: shopReducer(form, unmatched))
         store.dispatch(.current(.add(1)))
         #expect(store.state.current == nil)
         let reports = unmatched.current
@@ -160,9 +201,10 @@ private func arrayAddress<Element>(_ array: [Element]) -> UInt {
         #expect(reports.first?.description.hasSuffix("the state is nil") == true)
     }
 
-    @Test func theDefaultHandlerNeverStopsTheProgram() {
+    @Test(arguments: ExtractionForm.allCases)
+    func theDefaultHandlerNeverStopsTheProgram(form: ExtractionForm) {
         // Writes a line to standard error in this debug build; the state stays as it was.
-        let store = Store(initialState: ChildShop(), reducer: shopReducer())
+        let store = Store(initialState: ChildShop(), reducer: shopReducer(form))
         store.dispatch(.byID(1, .add(1)))
         store.dispatch(.list(1, .add(1)))
         store.dispatch(.current(.add(1)))
@@ -171,8 +213,9 @@ private func arrayAddress<Element>(_ array: [Element]) -> UInt {
 
     // MARK: - No copies (rule 8)
 
-    @Test func forEachDictionaryCopiesNeitherTheDictionaryNorTheElement() {
-        let store = Store(initialState: shop(orders: 1_000, reserve: 100), reducer: shopReducer())
+    @Test(arguments: ExtractionForm.allCases)
+    func forEachDictionaryCopiesNeitherTheDictionaryNorTheElement(form: ExtractionForm) {
+        let store = Store(initialState: shop(orders: 1_000, reserve: 100), reducer: shopReducer(form))
         let dictionary = storageAddress(store.state.byID)
         let element = store.state.byID[500]!.logAddress
         for count in 0..<50 {
@@ -183,8 +226,9 @@ private func arrayAddress<Element>(_ array: [Element]) -> UInt {
         #expect(store.state.byID[500]!.log.count == 50)
     }
 
-    @Test func forEachArrayCopiesNeitherTheArrayNorTheElement() {
-        let store = Store(initialState: shop(orders: 1_000, reserve: 100), reducer: shopReducer())
+    @Test(arguments: ExtractionForm.allCases)
+    func forEachArrayCopiesNeitherTheArrayNorTheElement(form: ExtractionForm) {
+        let store = Store(initialState: shop(orders: 1_000, reserve: 100), reducer: shopReducer(form))
         let array = arrayAddress(store.state.list)
         let element = store.state.list[500].logAddress
         for count in 0..<50 {
@@ -195,8 +239,9 @@ private func arrayAddress<Element>(_ array: [Element]) -> UInt {
         #expect(store.state.list[500].log.count == 50)
     }
 
-    @Test func ifLetDoesNotCopyThePart() {
-        let store = Store(initialState: shop(orders: 0, reserve: 100), reducer: shopReducer())
+    @Test(arguments: ExtractionForm.allCases)
+    func ifLetDoesNotCopyThePart(form: ExtractionForm) {
+        let store = Store(initialState: shop(orders: 0, reserve: 100), reducer: shopReducer(form))
         let element = store.state.current!.logAddress
         for count in 0..<50 {
             store.dispatch(.current(.add(count)))

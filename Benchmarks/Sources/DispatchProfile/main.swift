@@ -8,8 +8,8 @@
 // `filter`, `throttle` (every action dropped), `throttle-runs` (every action runs the effect), `debounce`,
 // `effect`, `reading` (`dispatch(_:reading:)` through N middleware), `read` and `api-read` (borrowed reads, no
 // dispatch), `dependencies` / `dependency-read`: a store with four dependencies set, of which none / one is read
-// per action, `foreach` / `foreach-hand`: one entry of a dictionary of `size` entries updated through
-// `Reducer.forEach` / a hand-written in-place reducer, `journal` / `journal-no-writer`: a `.groupCommit` journal
+// per action, `foreach` / `foreach-extractor` / `foreach-hand`: one entry of a dictionary of `size` entries updated
+// through `Reducer.forEach` with a closure / with an `ActionExtractor` / a hand-written in-place reducer, `journal` / `journal-no-writer`: a `.groupCommit` journal
 // with and without its writer, and, for `perf stat` rather than callgrind (which runs one thread at a time),
 // `tasks-send` / `tasks-mutex` (64 tasks at once) and `threads` (4 pthreads at once)), its size (middleware, subscriber or module count; ignored by the modifiers and the
 // reads), and the
@@ -93,6 +93,15 @@ let orderReducer = Reducer<Counter, Int>(mutating: { order, amount in
     order.count &+= amount
     order.unchanged &+= amount &* 3
 })
+
+/// The `action:` of `foreach-extractor`: the same match as `foreach`'s closure, as an `ActionExtractor` type.
+struct OrderActions: ActionExtractor {
+    func extract(from action: ShopAction) -> (Int, Int)? {
+        switch action {
+        case .order(let id, let amount): (id, amount)
+        }
+    }
+}
 
 /// A state of `Counter` modules, each reduced through `withKey`.
 struct Modules: Sendable {
@@ -352,7 +361,7 @@ case "dependencies", "dependency-read":
         store.dispatch(1)
     }
     consume(store.state)
-case "foreach", "foreach-hand":
+case "foreach", "foreach-extractor", "foreach-hand":
     let forEach: Reducer<Shop, ShopAction> = .forEach(
         \.orders,
         action: { action in
@@ -375,7 +384,14 @@ case "foreach", "foreach-hand":
     for id in 0..<size {
         orders[id] = Counter()
     }
-    let store = Store(initialState: Shop(orders: orders), reducer: scenario == "foreach" ? forEach : handWritten)
+    let withExtractor: Reducer<Shop, ShopAction> = .forEach(\.orders, action: OrderActions(), element: orderReducer)
+    let chosen =
+        switch scenario {
+        case "foreach": forEach
+        case "foreach-extractor": withExtractor
+        default: handWritten
+        }
+    let store = Store(initialState: Shop(orders: orders), reducer: chosen)
     let id = size / 2
     for _ in 0..<count {
         store.dispatch(.order(id: id, 1))

@@ -6,15 +6,20 @@
 ///
 /// `Sendable`: every stored property is a `let` of a `Sendable` type.
 @usableFromInline
-final class ChildReducerParts<State, Action: Sendable, Collection, Key: Hashable & Sendable, Element, ElementAction>:
-    Sendable
-{
+final class ChildReducerParts<
+    State,
+    Collection,
+    Key: Hashable & Sendable,
+    Element,
+    ElementAction,
+    Extractor: ActionExtractor
+>: Sendable where Extractor.Extracted == (Key, ElementAction), Extractor.Action: Sendable {
     /// Where the collection lives in the state.
     @usableFromInline
     let part: KeyPathWriter<State, Collection>
-    /// Returns the key of the element and its action, or `nil` to skip.
+    /// Extracts the key of the element and its action, or `nil` to skip.
     @usableFromInline
-    let toElement: @Sendable (Action) -> (Key, ElementAction)?
+    let extractor: Extractor
     /// The reducer of one element.
     @usableFromInline
     let reduce: @Sendable (inout Element, ElementAction) -> Void
@@ -25,14 +30,14 @@ final class ChildReducerParts<State, Action: Sendable, Collection, Key: Hashable
     @usableFromInline
     init(
         part: KeyPathWriter<State, Collection>,
-        toElement: @escaping @Sendable (Action) -> (Key, ElementAction)?,
+        extractor: Extractor,
         reduce: @escaping @Sendable (inout Element, ElementAction) -> Void,
         ifMissing: @escaping @Sendable (UnmatchedChildAction) -> Void,
         fileID: StaticString,
         line: UInt
     ) {
         self.part = part
-        self.toElement = toElement
+        self.extractor = extractor
         self.reduce = reduce
         self.ifMissing = ifMissing
         self.fileID = "\(fileID)"
@@ -41,7 +46,7 @@ final class ChildReducerParts<State, Action: Sendable, Collection, Key: Hashable
 
     /// Passes an action whose key no element has to `ifMissing`.
     @usableFromInline
-    func reportMissing(key: Key, action: Action) {
+    func reportMissing(key: Key, action: Extractor.Action) {
         ifMissing(UnmatchedChildAction(reason: .missingElement, key: key, action: action, fileID: fileID, line: line))
     }
 }

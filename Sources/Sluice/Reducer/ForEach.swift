@@ -34,16 +34,60 @@ extension Reducer {
         fileID: StaticString = #fileID,
         line: UInt = #line
     ) -> Reducer where Action: Sendable {
+        forEach(
+            keyPath,
+            action: ClosureExtractor(toElement),
+            element: reducer,
+            ifMissing: ifMissing,
+            fileID: fileID,
+            line: line
+        )
+    }
+
+    /// Runs a reducer of one element of a dictionary, for the element that an action addresses by key, with an
+    /// extractor type instead of a closure.
+    ///
+    /// The same as the closure form
+    /// (``forEach(_:action:element:ifMissing:fileID:line:)-(WritableKeyPath<State,[Key:Element]>Sendable,_,_,_,_,_)``),
+    /// for reducers on a hot path: the compiler inlines the extractor's `extract(from:)` into the reducer, which a
+    /// closure prevents (see ``ActionExtractor``).
+    ///
+    /// ```swift
+    /// struct OrderActions: ActionExtractor {
+    ///     func extract(from action: AppAction) -> (Int, OrderAction)? {
+    ///         if case .order(let id, let local) = action { (id, local) } else { nil }
+    ///     }
+    /// }
+    /// let orders: Reducer<AppState, AppAction> = .forEach(\.orders, action: OrderActions(), element: orderReducer)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - keyPath: Where the dictionary lives in the state.
+    ///   - extractor: Extracts the key and the element's action from a parent action, or `nil` to skip.
+    ///   - reducer: The reducer of one element.
+    ///   - ifMissing: Called with each action whose key is not in the dictionary; by default,
+    ///     ``UnmatchedChildAction/debugReport``.
+    ///   - fileID: The file of the call, reported with unmatched actions.
+    ///   - line: The line of the call, reported with unmatched actions.
+    @inlinable
+    public static func forEach<Key: Hashable & Sendable, Element, ElementAction>(
+        _ keyPath: any WritableKeyPath<State, [Key: Element]> & Sendable,
+        action extractor: some ActionExtractor<Action, (Key, ElementAction)>,
+        element reducer: Reducer<Element, ElementAction>,
+        ifMissing: @escaping @Sendable (UnmatchedChildAction) -> Void = UnmatchedChildAction.debugReport,
+        fileID: StaticString = #fileID,
+        line: UInt = #line
+    ) -> Reducer where Action: Sendable {
         let parts = ChildReducerParts(
             part: KeyPathWriter(keyPath),
-            toElement: toElement,
+            extractor: extractor,
             reduce: reducer.reduce,
             ifMissing: ifMissing,
             fileID: fileID,
             line: line
         )
         return Reducer(mutating: { state, action in
-            guard let (key, local) = parts.toElement(action) else { return }
+            guard let (key, local) = parts.extractor.extract(from: action) else { return }
             var found = true
             parts.part.modify(&state) { elements in
                 // `values[index]` yields the element in place; `elements[key]?` would move it out and back.
@@ -93,16 +137,51 @@ extension Reducer {
         fileID: StaticString = #fileID,
         line: UInt = #line
     ) -> Reducer where Action: Sendable, Element.ID: Sendable {
+        forEach(
+            keyPath,
+            action: ClosureExtractor(toElement),
+            element: reducer,
+            ifMissing: ifMissing,
+            fileID: fileID,
+            line: line
+        )
+    }
+
+    /// Runs a reducer of one element of an array of `Identifiable` elements, for the element whose `id` an action
+    /// addresses, with an extractor type instead of a closure.
+    ///
+    /// The same as the closure form
+    /// (``forEach(_:action:element:ifMissing:fileID:line:)-(WritableKeyPath<State,[Element]>Sendable,_,_,_,_,_)``),
+    /// for reducers on a hot path: the compiler inlines the extractor's `extract(from:)` into the reducer, which a
+    /// closure prevents (see ``ActionExtractor``).
+    ///
+    /// - Parameters:
+    ///   - keyPath: Where the array lives in the state.
+    ///   - extractor: Extracts the element's id and action from a parent action, or `nil` to skip.
+    ///   - reducer: The reducer of one element.
+    ///   - ifMissing: Called with each action whose id no element has; by default,
+    ///     ``UnmatchedChildAction/debugReport``.
+    ///   - fileID: The file of the call, reported with unmatched actions.
+    ///   - line: The line of the call, reported with unmatched actions.
+    @inlinable
+    public static func forEach<Element: Identifiable & Sendable, ElementAction>(
+        _ keyPath: any WritableKeyPath<State, [Element]> & Sendable,
+        action extractor: some ActionExtractor<Action, (Element.ID, ElementAction)>,
+        element reducer: Reducer<Element, ElementAction>,
+        ifMissing: @escaping @Sendable (UnmatchedChildAction) -> Void = UnmatchedChildAction.debugReport,
+        fileID: StaticString = #fileID,
+        line: UInt = #line
+    ) -> Reducer where Action: Sendable, Element.ID: Sendable {
         let parts = ChildReducerParts(
             part: KeyPathWriter(keyPath),
-            toElement: toElement,
+            extractor: extractor,
             reduce: reducer.reduce,
             ifMissing: ifMissing,
             fileID: fileID,
             line: line
         )
         return Reducer(mutating: { state, action in
-            guard let (id, local) = parts.toElement(action) else { return }
+            guard let (id, local) = parts.extractor.extract(from: action) else { return }
             var found = true
             parts.part.modify(&state) { elements in
                 guard let index = elements.firstIndex(where: { $0.id == id }) else {
