@@ -1,6 +1,6 @@
 /// Extracts what a child reducer handles from a parent action, as a type rather than a closure.
 ///
-/// ``Reducer/forEach(_:action:element:ifMissing:fileID:line:)-(WritableKeyPath<State,[Key:Element]>Sendable,ActionExtractor<Action,(Key,ElementAction)>,_,_,_,_)``,
+/// ``Reducer/forEach(_:action:element:ifMissing:fileID:line:)-(_,ActionExtractor<Action,(Key,ElementAction)>,_,_,_,_)``,
 /// its array form and ``Reducer/ifLet(_:action:then:ifMissing:fileID:line:)-(_,ActionExtractor<Action,ChildAction>,_,_,_,_)``
 /// take either a closure or an extractor. Both mean the same; the extractor is for reducers on a hot path. The
 /// compiler sees an extractor's type where the reducer is made, so it inlines `extract(from:)` into the reducer

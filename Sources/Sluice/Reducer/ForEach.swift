@@ -48,7 +48,7 @@ extension Reducer {
     /// extractor type instead of a closure.
     ///
     /// The same as the closure form
-    /// (``forEach(_:action:element:ifMissing:fileID:line:)-(WritableKeyPath<State,[Key:Element]>Sendable,_,_,_,_,_)``),
+    /// (``forEach(_:action:element:ifMissing:fileID:line:)-ojl6``),
     /// for reducers on a hot path: the compiler inlines the extractor's `extract(from:)` into the reducer, which a
     /// closure prevents (see ``ActionExtractor``).
     ///
@@ -107,7 +107,7 @@ extension Reducer {
     /// addresses.
     ///
     /// The element is found by a linear search of the ids (an array has no index by id; keep a dictionary by id
-    /// with ``forEach(_:action:element:ifMissing:fileID:line:)-(WritableKeyPath<State,[Key:Element]>Sendable,_,_,_,_,_)`` for
+    /// with ``forEach(_:action:element:ifMissing:fileID:line:)-ojl6`` for
     /// large collections) and changed in place: neither the array nor the element is copied.
     ///
     /// ```swift
@@ -151,7 +151,7 @@ extension Reducer {
     /// addresses, with an extractor type instead of a closure.
     ///
     /// The same as the closure form
-    /// (``forEach(_:action:element:ifMissing:fileID:line:)-(WritableKeyPath<State,[Element]>Sendable,_,_,_,_,_)``),
+    /// (``forEach(_:action:element:ifMissing:fileID:line:)-7jgsd``),
     /// for reducers on a hot path: the compiler inlines the extractor's `extract(from:)` into the reducer, which a
     /// closure prevents (see ``ActionExtractor``).
     ///

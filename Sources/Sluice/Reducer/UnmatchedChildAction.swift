@@ -1,8 +1,8 @@
 /// An action that a child reducer could not apply: the element it addresses is missing, or the optional part of
 /// the state it is for is `nil`.
 ///
-/// ``Reducer/forEach(_:action:element:ifMissing:fileID:line:)-(WritableKeyPath<State,[Key:Element]>Sendable,_,_,_,_,_)`` and
-/// ``Reducer/ifLet(_:action:then:ifMissing:fileID:line:)`` never crash on such an action: the state is left as it
+/// ``Reducer/forEach(_:action:element:ifMissing:fileID:line:)-ojl6`` and
+/// ``Reducer/ifLet(_:action:then:ifMissing:fileID:line:)-(_,(Action)->ChildAction?,_,_,_,_)`` never crash on such an action: the state is left as it
 /// is and the action is reported to their `ifMissing` handler. The default handler,
 /// ``UnmatchedChildAction/debugReport``, writes one line to standard error in a debug build and does nothing in a
 /// release build. An action for an element that was just removed is usually a race worth seeing (a response that

@@ -10,7 +10,7 @@ import Testing
 /// The Swift blocks of Sources/Sluice/Sluice.docc/ReducerComposition.md, in order (compiled; run only where a test calls `snippets()`).
 enum ReducerCompositionSnippets {
     static func snippets() async throws {
-        // Sources/Sluice/Sluice.docc/ReducerComposition.md:24
+        // Sources/Sluice/Sluice.docc/ReducerComposition.md:27
         struct OrdersState: Sendable {
             var pending: [Int] = []
             var shipped = 0
@@ -41,7 +41,7 @@ enum ReducerCompositionSnippets {
             case inventory(InventoryAction)
         }
 
-        // Sources/Sluice/Sluice.docc/ReducerComposition.md:58
+        // Sources/Sluice/Sluice.docc/ReducerComposition.md:61
         let ordersReducer = Reducer<OrdersState, OrdersAction>(mutating: { state, action in
             switch action {
             case .place(let id, _): state.pending.append(id)
@@ -60,7 +60,7 @@ enum ReducerCompositionSnippets {
         _ = ordersReducer
         _ = inventoryReducer
 
-        // Sources/Sluice/Sluice.docc/ReducerComposition.md:81
+        // Sources/Sluice/Sluice.docc/ReducerComposition.md:84
         let appReducer: Reducer<AppState, AppAction> = combineReducers(
             withKey(\AppState.orders, action: { action in
                 if case .orders(let local) = action { local } else { nil }
@@ -78,7 +78,7 @@ enum ReducerCompositionSnippets {
         _ = appReducer
         _ = store
 
-        // Sources/Sluice/Sluice.docc/ReducerComposition.md:111
+        // Sources/Sluice/Sluice.docc/ReducerComposition.md:114
         struct Ping: Sendable {}
 
         let pings = Reducer<Int, any Sendable>(mutating: { count, action in
@@ -91,7 +91,7 @@ enum ReducerCompositionSnippets {
         _ = app
         _ = reduxStore
 
-        // Sources/Sluice/Sluice.docc/ReducerComposition.md:127
+        // Sources/Sluice/Sluice.docc/ReducerComposition.md:130
         struct Order: Sendable, Identifiable {
             let id: Int
             var quantity = 0
@@ -136,7 +136,7 @@ enum ReducerCompositionSnippets {
         _ = orderReducer
         _ = importReducer
 
-        // Sources/Sluice/Sluice.docc/ReducerComposition.md:174
+        // Sources/Sluice/Sluice.docc/ReducerComposition.md:177
         let shopReducer: Reducer<ShopState, ShopAction> = combineReducers(
             .forEach(\.ordersByID, action: { action in
                 if case .order(let id, let local) = action { (id, local) } else { nil }
@@ -161,7 +161,26 @@ enum ReducerCompositionSnippets {
         _ = shopReducer
         _ = shop
 
-        // Sources/Sluice/Sluice.docc/ReducerComposition.md:210
+        // Sources/Sluice/Sluice.docc/ReducerComposition.md:214
+        struct OrdersByID: ActionExtractor {
+            func extract(from action: ShopAction) -> (Int, OrderAction)? {
+                if case .order(let id, let local) = action { (id, local) } else { nil }
+            }
+        }
+
+        struct CurrentImport: ActionExtractor {
+            func extract(from action: ShopAction) -> ImportAction? {
+                if case .importJob(let local) = action { local } else { nil }
+            }
+        }
+
+        let fastShopReducer: Reducer<ShopState, ShopAction> = combineReducers(
+            .forEach(\.ordersByID, action: OrdersByID(), element: orderReducer),
+            .ifLet(\.currentImport, action: CurrentImport(), then: importReducer, ifMissing: UnmatchedChildAction.ignore)
+        )
+        _ = fastShopReducer
+
+        // Sources/Sluice/Sluice.docc/ReducerComposition.md:243
         let report: @Sendable (UnmatchedChildAction) -> Void = { unmatched in
             // unmatched.reason == .missingElement, unmatched.key as? Int == 9, plus the action and the call's file and line
             _ = unmatched.description
@@ -172,14 +191,14 @@ enum ReducerCompositionSnippets {
         _ = report
         _ = strictOrders
 
-        // Sources/Sluice/Sluice.docc/ReducerComposition.md:256
+        // Sources/Sluice/Sluice.docc/ReducerComposition.md:289
         func placingAnOrderMakesItPending() {
             let next = ordersReducer(OrdersState(), .place(id: 1, sku: "apple"))
             #expect(next.pending == [1])
         }
         placingAnOrderMakesItPending()
 
-        // Sources/Sluice/Sluice.docc/ReducerComposition.md:265
+        // Sources/Sluice/Sluice.docc/ReducerComposition.md:298
         var state = AppState()
         for action: AppAction in [.orders(.place(id: 1, sku: "apple")), .orders(.ship(id: 1))] {
             appReducer.reduce(into: &state, action)
