@@ -9,7 +9,9 @@
 // `effect`, `reading` (`dispatch(_:reading:)` through N middleware), `read` and `api-read` (borrowed reads, no
 // dispatch), `dependencies` / `dependency-read`: a store with four dependencies set, of which none / one is read
 // per action, `foreach` / `foreach-extractor` / `foreach-hand`: one entry of a dictionary of `size` entries updated
-// through `Reducer.forEach` with a closure / with an `ActionExtractor` / a hand-written in-place reducer, `journal` / `journal-no-writer`: a `.groupCommit` journal
+// through `Reducer.forEach` with a closure / with an `ActionExtractor` / a hand-written in-place reducer,
+// `modules-closure` / `modules-extractor`: `size` modules combined through `withKey(_:action:use:)` with a closure /
+// with an `ActionExtractor`, `journal` / `journal-no-writer`: a `.groupCommit` journal
 // with and without its writer, and, for `perf stat` rather than callgrind (which runs one thread at a time),
 // `tasks-send` / `tasks-mutex` (64 tasks at once) and `threads` (4 pthreads at once)), its size (middleware, subscriber or module count; ignored by the modifiers and the
 // reads), and the
@@ -109,6 +111,23 @@ struct Modules: Sendable {
     var first = Counter()
     var second = Counter()
     var third = Counter()
+}
+
+/// The action of `modules-closure` / `modules-extractor`: an amount for the module at an index (16 bytes, like
+/// `ShopAction`).
+enum ModuleAction: Sendable {
+    case add(module: Int, amount: Int)
+}
+
+/// The amount of an action for the module at `index`, as an `ActionExtractor`.
+struct ModuleAmount: ActionExtractor {
+    let index: Int
+
+    func extract(from action: ModuleAction) -> Int? {
+        switch action {
+        case .add(let module, let amount): module == index ? amount : nil
+        }
+    }
 }
 
 /// A Codable counter for the journal scenarios.
@@ -320,6 +339,29 @@ case "modules":
     let store = Store<Modules, Int>(initialState: Modules(), reducer: combineReducers(reducers))
     for _ in 0..<count {
         store.dispatch(1)
+    }
+    consume(store.state)
+case "modules-closure", "modules-extractor":
+    // `size` reducers, each `withKey(_:action:use:)` on one of three stored properties, combined; every action is
+    // for module 0, so each module extracts and all but one skip.
+    let keyPaths: [any WritableKeyPath<Modules, Counter> & Sendable] = [\.first, \.second, \.third]
+    let reducers: [Reducer<Modules, ModuleAction>] = (0..<size).map { index in
+        if scenario == "modules-extractor" {
+            return withKey(keyPaths[index % 3], action: ModuleAmount(index: index), use: reducer)
+        }
+        return withKey(
+            keyPaths[index % 3],
+            action: { action in
+                switch action {
+                case .add(let module, let amount): module == index ? amount : nil
+                }
+            },
+            use: reducer
+        )
+    }
+    let store = Store<Modules, ModuleAction>(initialState: Modules(), reducer: combineReducers(reducers))
+    for _ in 0..<count {
+        store.dispatch(.add(module: 0, amount: 1))
     }
     consume(store.state)
 case "filter", "throttle", "throttle-runs", "debounce", "effect":

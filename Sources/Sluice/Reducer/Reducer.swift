@@ -170,10 +170,39 @@ public func withKey<State, Substate, Action, LocalAction>(
     action toLocal: @escaping @Sendable (Action) -> LocalAction?,
     use reducer: Reducer<Substate, LocalAction>
 ) -> Reducer<State, Action> {
+    withKey(keyPath, action: ClosureExtractor(toLocal), use: reducer)
+}
+
+/// Runs a reducer of a part of the state with its own action type, for the actions that it accepts, with an
+/// extractor type instead of a closure.
+///
+/// The same as the closure form (``withKey(_:action:use:)-(_,(Action)->LocalAction?,_)``), for reducers on a hot
+/// path: the compiler inlines the extractor's `extract(from:)` into the reducer, which a closure prevents (see
+/// ``ActionExtractor``).
+///
+/// ```swift
+/// struct OrdersActions: ActionExtractor {
+///     func extract(from action: AppAction) -> OrdersAction? {
+///         if case .orders(let local) = action { local } else { nil }
+///     }
+/// }
+/// let orders = withKey(\AppState.orders, action: OrdersActions(), use: ordersReducer)
+/// ```
+///
+/// - Parameters:
+///   - keyPath: Where the part lives in the parent state.
+///   - extractor: Extracts the child's action from a parent action, or `nil` to skip the child.
+///   - reducer: The reducer of the part.
+@inlinable
+public func withKey<State, Substate, Action, LocalAction>(
+    _ keyPath: any WritableKeyPath<State, Substate> & Sendable,
+    action extractor: some ActionExtractor<Action, LocalAction>,
+    use reducer: Reducer<Substate, LocalAction>
+) -> Reducer<State, Action> {
     let reduce = reducer.reduce
     let part = KeyPathWriter(keyPath)
     return Reducer(mutating: { state, action in
-        if let local = toLocal(action) {
+        if let local = extractor.extract(from: action) {
             part.modify(&state) { reduce(&$0, local) }
         }
     })

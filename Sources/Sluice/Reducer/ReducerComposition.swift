@@ -41,7 +41,7 @@ extension Reducer {
     }
 
     /// Runs a reducer of a part of the state with its own action type, for the actions that it accepts; the member
-    /// form of ``withKey(_:action:use:)``.
+    /// form of ``Sluice/withKey(_:action:use:)-(_,(Action)->LocalAction?,_)``.
     ///
     /// - Parameters:
     ///   - keyPath: Where the part lives in the state.
@@ -54,5 +54,22 @@ extension Reducer {
         use reducer: Reducer<Substate, LocalAction>
     ) -> Reducer {
         Sluice.withKey(keyPath, action: toLocal, use: reducer)
+    }
+
+    /// Runs a reducer of a part of the state with its own action type, for the actions that it accepts, with an
+    /// extractor type instead of a closure; the member form of
+    /// ``Sluice/withKey(_:action:use:)-(_,ActionExtractor<Action,LocalAction>,_)``.
+    ///
+    /// - Parameters:
+    ///   - keyPath: Where the part lives in the state.
+    ///   - extractor: Extracts the child's action from an action, or `nil` to skip the child.
+    ///   - reducer: The reducer of the part.
+    @inlinable
+    public static func withKey<Substate, LocalAction>(
+        _ keyPath: any WritableKeyPath<State, Substate> & Sendable,
+        action extractor: some ActionExtractor<Action, LocalAction>,
+        use reducer: Reducer<Substate, LocalAction>
+    ) -> Reducer {
+        Sluice.withKey(keyPath, action: extractor, use: reducer)
     }
 }

@@ -180,7 +180,7 @@ enum ReducerCompositionSnippets {
         )
         _ = fastShopReducer
 
-        // Sources/Sluice/Sluice.docc/ReducerComposition.md:243
+        // Sources/Sluice/Sluice.docc/ReducerComposition.md:245
         let report: @Sendable (UnmatchedChildAction) -> Void = { unmatched in
             // unmatched.reason == .missingElement, unmatched.key as? Int == 9, plus the action and the call's file and line
             _ = unmatched.description
@@ -191,14 +191,14 @@ enum ReducerCompositionSnippets {
         _ = report
         _ = strictOrders
 
-        // Sources/Sluice/Sluice.docc/ReducerComposition.md:289
+        // Sources/Sluice/Sluice.docc/ReducerComposition.md:291
         func placingAnOrderMakesItPending() {
             let next = ordersReducer(OrdersState(), .place(id: 1, sku: "apple"))
             #expect(next.pending == [1])
         }
         placingAnOrderMakesItPending()
 
-        // Sources/Sluice/Sluice.docc/ReducerComposition.md:298
+        // Sources/Sluice/Sluice.docc/ReducerComposition.md:300
         var state = AppState()
         for action: AppAction in [.orders(.place(id: 1, sku: "apple")), .orders(.ship(id: 1))] {
             appReducer.reduce(into: &state, action)
