@@ -1,3 +1,4 @@
+import Foundation
 import Sluice
 import Testing
 
@@ -66,6 +67,15 @@ private struct CurrentActions: ActionExtractor {
     func extract(from action: ChildShopAction) -> OrderAction? {
         if case .current(let local) = action { local } else { nil }
     }
+}
+
+/// Line `number` of this file, to check the line that an unmatched action reports.
+private func sourceLine(_ number: Int, file: String = #filePath) -> String {
+    let lines = ((try? String(contentsOfFile: file, encoding: .utf8)) ?? "").split(
+        separator: "\n",
+        omittingEmptySubsequences: false
+    )
+    return lines.indices.contains(number - 1) ? String(lines[number - 1]) : ""
 }
 
 /// The address of a dictionary's storage object: it changes when the dictionary is copied (a copy is allocated
@@ -180,6 +190,9 @@ private func arrayAddress<Element>(_ array: [Element]) -> UInt {
         #expect(reports.map { $0.key as? Int } == [9, 8])
         #expect(reports.map { $0.action as? ChildShopAction } == [.byID(9, .add(1)), .list(8, .add(1))])
         #expect(reports.allSatisfy { $0.fileID == "SluiceTests/ChildReducerTests.swift" })
+        // The line of each `forEach` call in `shopReducer`, in either form: not a line of the library.
+        #expect(reports.map { sourceLine($0.line).contains(".forEach(") } == [true, true])
+        #expect(reports.map(\.line) == reports.map(\.line).sorted() && Set(reports.map(\.line)).count == 2)
         #expect(reports.first?.description.hasPrefix("Sluice: forEach at SluiceTests/ChildReducerTests.swift:") == true)
         #expect(
             reports.first?.description.hasSuffix(
@@ -198,6 +211,8 @@ private func arrayAddress<Element>(_ array: [Element]) -> UInt {
         #expect(reports.count == 1)
         #expect(reports.first?.reason == .nilState)
         #expect(reports.first?.key == nil)
+        #expect(reports.first?.fileID == "SluiceTests/ChildReducerTests.swift")
+        #expect(reports.first.map { sourceLine($0.line).contains(".ifLet(") } == true)
         #expect(reports.first?.description.hasSuffix("the state is nil") == true)
     }
 

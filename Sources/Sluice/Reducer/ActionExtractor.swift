@@ -19,6 +19,10 @@
 /// let orders: Reducer<ShopState, ShopAction> = .forEach(\.ordersByID, action: OrderActions(), element: orderReducer)
 /// ```
 ///
+/// For `forEach`, `Extracted` is an unlabelled tuple of the key (or id) and the element's action,
+/// `(Key, ElementAction)`: a labelled one does not match. Define the extractor in the module that makes the
+/// reducer, or mark its `extract(from:)` `@inlinable`, for the compiler to inline it.
+///
 /// `extract(from:)` must be pure, like a reducer: it is called for every action the reducer sees, on the thread
 /// that is reducing.
 public protocol ActionExtractor<Action, Extracted>: Sendable {
@@ -31,7 +35,7 @@ public protocol ActionExtractor<Action, Extracted>: Sendable {
     func extract(from action: Action) -> Extracted?
 }
 
-/// The extractor behind the closure forms of `forEach` and `ifLet`: calls the closure.
+/// The extractor behind the closure forms of `withKey`, `forEach` and `ifLet`: calls the closure.
 @usableFromInline
 struct ClosureExtractor<Action, Extracted>: ActionExtractor {
     @usableFromInline

@@ -161,7 +161,18 @@ enum ReducerCompositionSnippets {
         _ = shopReducer
         _ = shop
 
-        // Sources/Sluice/Sluice.docc/ReducerComposition.md:214
+        // Sources/Sluice/Sluice.docc/ReducerComposition.md:213
+        let report: @Sendable (UnmatchedChildAction) -> Void = { unmatched in
+            // unmatched.reason == .missingElement, unmatched.key as? Int == 9, plus the action and the call's file and line
+            _ = unmatched.description
+        }
+        let strictOrders: Reducer<ShopState, ShopAction> = .forEach(\.ordersByID, action: { action in
+            if case .order(let id, let local) = action { (id, local) } else { nil }
+        }, element: orderReducer, ifMissing: report)
+        _ = report
+        _ = strictOrders
+
+        // Sources/Sluice/Sluice.docc/ReducerComposition.md:230
         struct OrdersByID: ActionExtractor {
             func extract(from action: ShopAction) -> (Int, OrderAction)? {
                 if case .order(let id, let local) = action { (id, local) } else { nil }
@@ -180,25 +191,14 @@ enum ReducerCompositionSnippets {
         )
         _ = fastShopReducer
 
-        // Sources/Sluice/Sluice.docc/ReducerComposition.md:245
-        let report: @Sendable (UnmatchedChildAction) -> Void = { unmatched in
-            // unmatched.reason == .missingElement, unmatched.key as? Int == 9, plus the action and the call's file and line
-            _ = unmatched.description
-        }
-        let strictOrders: Reducer<ShopState, ShopAction> = .forEach(\.ordersByID, action: { action in
-            if case .order(let id, let local) = action { (id, local) } else { nil }
-        }, element: orderReducer, ifMissing: report)
-        _ = report
-        _ = strictOrders
-
-        // Sources/Sluice/Sluice.docc/ReducerComposition.md:291
+        // Sources/Sluice/Sluice.docc/ReducerComposition.md:297
         func placingAnOrderMakesItPending() {
             let next = ordersReducer(OrdersState(), .place(id: 1, sku: "apple"))
             #expect(next.pending == [1])
         }
         placingAnOrderMakesItPending()
 
-        // Sources/Sluice/Sluice.docc/ReducerComposition.md:300
+        // Sources/Sluice/Sluice.docc/ReducerComposition.md:306
         var state = AppState()
         for action: AppAction in [.orders(.place(id: 1, sku: "apple")), .orders(.ship(id: 1))] {
             appReducer.reduce(into: &state, action)
