@@ -146,6 +146,30 @@ import Testing
         #expect(machine.statistics.longestWait == .nanoseconds(100))
     }
 
+    /// A thread woken to take the free pipeline still waits until it has it: it counts in the depth.
+    @Test func aWokenThreadStillCountsAsWaiting() {
+        var machine = Machine()
+        machine.take(by: owner)
+        machine.waitAsThread(other, wakeUp: "wake other", since: 0)
+        machine.waitAsThread(third, wakeUp: "wake third", since: 0)
+        #expect(machine.release(now: 10) == .wake("wake other"))
+        #expect(machine.waiterCount == 1)
+        #expect(machine.waitingCount == 2)
+        // `owner` takes the free pipeline first; a fourth thread gets in line: three wait, one of them woken.
+        machine.take(by: owner)
+        machine.waitAsThread(ThreadID(raw: 4), wakeUp: "wake fourth", since: 10)
+        #expect(machine.waitingCount == 3)
+        #expect(machine.statistics.deepestQueue == 3)
+        // Back, `other` finds the pipeline taken and gets in line again, at the head: still three.
+        do {
+            let back = machine.wokenThreadIsBack(other)
+            #expect(back)
+        }
+        machine.waitAgainAtHead(other, wakeUp: "wake other", since: 0)
+        #expect(machine.waitingCount == 3)
+        #expect(machine.statistics.deepestQueue == 3)
+    }
+
     @Test func theDeepestQueueCountsQueuedActionsAndWaitersTogether() {
         var machine = Machine()
         machine.take(by: owner)

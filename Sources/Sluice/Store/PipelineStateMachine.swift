@@ -74,6 +74,13 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
     var waiterCount = 0
     /// The threads taken out of the line and woken to take the free pipeline, which have not come back for it yet.
     var woken: [ThreadID] = []
+
+    /// The dispatches and sends waiting for the pipeline: those in line, and the threads woken to take it that have
+    /// not come back for it yet (they still wait, from their callers' point of view).
+    @usableFromInline
+    var waitingCount: Int {
+        waiterCount + woken.count
+    }
     /// How long a thread waits in line before the pipeline is handed to it directly instead of set free for it to
     /// take: one millisecond, as Go's `sync.Mutex` switches to its starvation mode.
     static var starvation: UInt64 { 1_000_000 }
@@ -254,7 +261,7 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
     }
 
     private mutating func noteDepth() {
-        let depth = queue.count + waiterCount
+        let depth = queue.count + waitingCount
         if depth > statistics.deepestQueue {
             statistics.deepestQueue = depth
         }

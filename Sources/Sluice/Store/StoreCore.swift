@@ -421,9 +421,9 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         return waited
     }
 
-    /// The number of threads and tasks waiting for the pipeline (for tests).
+    /// The number of threads and tasks waiting for the pipeline, woken threads on their way included (for tests).
     var waiters: Int {
-        pipeline.waiterCount
+        pipeline.waitingCount
     }
 
     /// Processes the actions queued by re-entrant dispatches, then gives up the pipeline.
