@@ -95,34 +95,19 @@ let benchmarks: @Sendable () -> Void = {
         let name = count == 1_000 ? "1K" : "1M"
         // One order in the middle of the dictionary, updated on every action.
         let id = count / 2
-        Benchmark("ForEach-update-in-\(name)", configuration: configuration) { benchmark, store in
-            for _ in benchmark.scaledIterations {
-                store.dispatch(.order(id: id, .add(1)))
+        let reducers: [(label: String, reducer: Reducer<ShopState, ShopAction>)] = [
+            ("ForEach", forEachReducer),
+            ("ForEach-extractor", forEachExtractorReducer),
+            ("Hand-written", handWrittenReducer),
+        ]
+        for (label, reducer) in reducers {
+            Benchmark("\(label)-update-in-\(name)", configuration: configuration) { benchmark, store in
+                for _ in benchmark.scaledIterations {
+                    store.dispatch(.order(id: id, .add(1)))
+                }
+            } setup: {
+                Store<ShopState, ShopAction>(initialState: ShopState(orders: makeOrders(count)), reducer: reducer)
             }
-        } setup: {
-            Store<ShopState, ShopAction>(initialState: ShopState(orders: makeOrders(count)), reducer: forEachReducer)
-        }
-
-        Benchmark("ForEach-extractor-update-in-\(name)", configuration: configuration) { benchmark, store in
-            for _ in benchmark.scaledIterations {
-                store.dispatch(.order(id: id, .add(1)))
-            }
-        } setup: {
-            Store<ShopState, ShopAction>(
-                initialState: ShopState(orders: makeOrders(count)),
-                reducer: forEachExtractorReducer
-            )
-        }
-
-        Benchmark("Hand-written-update-in-\(name)", configuration: configuration) { benchmark, store in
-            for _ in benchmark.scaledIterations {
-                store.dispatch(.order(id: id, .add(1)))
-            }
-        } setup: {
-            Store<ShopState, ShopAction>(
-                initialState: ShopState(orders: makeOrders(count)),
-                reducer: handWrittenReducer
-            )
         }
     }
 }

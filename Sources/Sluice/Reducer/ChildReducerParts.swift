@@ -44,6 +44,27 @@ final class ChildReducerParts<
         self.line = Int(line)
     }
 
+    /// Reduces `action` into the element that it addresses: extracts the key and the element's action, finds the
+    /// element in the collection in place with `withElement`, and reports the action if no element has the key.
+    ///
+    /// `withElement` calls its last argument with the element, in place, and returns `true`, or returns `false`
+    /// when no element has the key. It is not escaping, so after specialization it is inlined like the rest.
+    @inlinable
+    func reduceAddressedElement(
+        in state: inout State,
+        for action: Extractor.Action,
+        withElement: (inout Collection, Key, (inout Element) -> Void) -> Bool
+    ) {
+        guard let (key, local) = extractor.extract(from: action) else { return }
+        var found = true
+        part.modify(&state) { elements in
+            found = withElement(&elements, key) { element in reduce(&element, local) }
+        }
+        if !found {
+            reportMissing(key: key, action: action)
+        }
+    }
+
     /// Passes an action whose key no element has to `ifMissing`.
     @usableFromInline
     func reportMissing(key: Key, action: Extractor.Action) {

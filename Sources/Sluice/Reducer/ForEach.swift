@@ -87,18 +87,11 @@ extension Reducer {
             line: line
         )
         return Reducer(mutating: { state, action in
-            guard let (key, local) = parts.extractor.extract(from: action) else { return }
-            var found = true
-            parts.part.modify(&state) { elements in
+            parts.reduceAddressedElement(in: &state, for: action) { elements, key, reduce in
                 // `values[index]` yields the element in place; `elements[key]?` would move it out and back.
-                guard let index = elements.index(forKey: key) else {
-                    found = false
-                    return
-                }
-                parts.reduce(&elements.values[index], local)
-            }
-            if !found {
-                parts.reportMissing(key: key, action: action)
+                guard let index = elements.index(forKey: key) else { return false }
+                reduce(&elements.values[index])
+                return true
             }
         })
     }
@@ -181,17 +174,10 @@ extension Reducer {
             line: line
         )
         return Reducer(mutating: { state, action in
-            guard let (id, local) = parts.extractor.extract(from: action) else { return }
-            var found = true
-            parts.part.modify(&state) { elements in
-                guard let index = elements.firstIndex(where: { $0.id == id }) else {
-                    found = false
-                    return
-                }
-                parts.reduce(&elements[index], local)
-            }
-            if !found {
-                parts.reportMissing(key: id, action: action)
+            parts.reduceAddressedElement(in: &state, for: action) { elements, id, reduce in
+                guard let index = elements.firstIndex(where: { $0.id == id }) else { return false }
+                reduce(&elements[index])
+                return true
             }
         })
     }
