@@ -1,5 +1,5 @@
 extension Store {
-    /// Dispatches an action, then waits until the journal holds it on stable storage.
+    /// Dispatches an action, then waits until the journal holds that action on stable storage.
     ///
     /// For a request handler that must not acknowledge an action before it would survive a crash, with
     /// `.groupCommit`:
@@ -9,16 +9,59 @@ extension Store {
     /// return .accepted
     /// ```
     ///
-    /// It waits for ``Journal/durable(through:)`` of the journal's last sequence number when the dispatch
-    /// returned, which is at least the action's own (another thread's later action can make it wait for one
-    /// more batch).
+    /// It learns the sequence number that the journal gave this action (or the action a middleware passed on in
+    /// its place) right after the reducer handled it, and waits for ``Journal/durable(through:)`` of that number.
+    /// An action that the journal did not record is never acknowledged: the call throws instead.
+    ///
+    /// It blocks the calling thread while another thread runs the store's work, like ``dispatch(_:)``; from many
+    /// tasks at once, prefer ``send(_:durableIn:)``, which suspends instead.
     ///
     /// - Parameters:
     ///   - action: The action to dispatch.
     ///   - journal: The journal that this store records to.
-    /// - Throws: The error that stopped the journal.
+    /// - Throws: ``JournalError/refused`` when the store is shut down; ``JournalError/closed`` when the journal is
+    ///   closed; ``JournalError/notRecorded`` when a middleware dropped the action (or passes it on later); the
+    ///   error that stopped the journal; ``JournalError/cancelled`` when the task was cancelled while it waited.
     public func dispatch(_ action: Action, durableIn journal: Journal) async throws(JournalError) {
-        dispatch(action)
-        try await journal.durable(through: journal.lastSequence)
+        let outcome = dispatch(action, reading: { _ in journal.outcomeOfLastRecord() })
+        try await waitUntilDurable(outcome, in: journal)
+    }
+
+    /// Sends an action, then waits until the journal holds that action on stable storage: the `send` form of
+    /// ``dispatch(_:durableIn:)``, which suspends instead of blocking a thread while another thread or task runs
+    /// the store's work.
+    ///
+    /// ```swift
+    /// try await store.send(.placeOrder(order), durableIn: journal)
+    /// return .accepted
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - action: The action to send.
+    ///   - journal: The journal that this store records to.
+    /// - Throws: As ``dispatch(_:durableIn:)``; also ``JournalError/cancelled`` when the task was cancelled while it
+    ///   waited for the store.
+    public nonisolated(nonsending) func send(_ action: Action, durableIn journal: Journal) async throws(JournalError) {
+        let outcome = await send(action, reading: { _ in journal.outcomeOfLastRecord() })
+        if outcome == nil && Task.isCancelled {
+            throw .cancelled
+        }
+        try await waitUntilDurable(outcome, in: journal)
+    }
+
+    /// Waits for the durability of the action whose record had `outcome`; `nil` when no action reached the
+    /// reducer during the dispatch.
+    private nonisolated(nonsending) func waitUntilDurable(
+        _ outcome: Result<UInt64, JournalError>?,
+        in journal: Journal
+    ) async throws(JournalError) {
+        switch outcome {
+        case .success(let sequence):
+            try await journal.durable(through: sequence)
+        case .failure(let error):
+            throw error
+        case nil:
+            throw journal.reasonNotRecorded(refusedByStore: core.isRefusingDispatches)
+        }
     }
 }

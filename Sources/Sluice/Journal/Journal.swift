@@ -42,13 +42,16 @@ public final class Journal: @unchecked Sendable {
     let stateLock = Lock()
     private let ioLock = Lock()
     private let gate = Lock()
-    private let wakeStream: AsyncStream<Void>
-    private let wake: AsyncStream<Void>.Continuation
 
     // Guarded by `stateLock`. `@exclusivity(unchecked)` on what a `.groupCommit` dispatch touches: the lock already
     // makes every access exclusive.
     @usableFromInline @exclusivity(unchecked)
     var nextSequence: UInt64
+    /// The sequence number given to the last action the journal was asked to record, 0 if it refused that action.
+    /// Written by the store's pipeline owner as it records; read by ``Store/dispatch(_:durableIn:)`` right after
+    /// its action, still on the pipeline, to learn its own action's sequence number.
+    @usableFromInline @exclusivity(unchecked)
+    var lastOutcome: UInt64 = 0
     private var durableSequence: UInt64
     private var failure: JournalError? {
         didSet { hasStopped = failure != nil || isClosed }
@@ -56,11 +59,14 @@ public final class Journal: @unchecked Sendable {
     /// `failure != nil || isClosed`, in one flag for the dispatch path.
     @usableFromInline @exclusivity(unchecked)
     var hasStopped = false
-    private var waiters: [(sequence: UInt64, continuation: CheckedContinuation<JournalError?, Never>)] = []
+    private var waiters: [UInt64: DurabilityWaiter] = [:]
+    private var nextWaiterID: UInt64 = 0
     private var attachedDurability: JournalDurability?
     private var pending: (any PendingActions)?
     private var needsRecovery: Bool
     private var isRunning = false
+    /// Set when the task running ``run()`` is cancelled: the writer writes what is pending and ends.
+    private var writerShouldStop = false
     private var isClosed = false {
         didSet { hasStopped = failure != nil || isClosed }
     }
@@ -72,6 +78,12 @@ public final class Journal: @unchecked Sendable {
     private var recoveryReport: JournalRecovery?
     /// The thread that holds `gate`, if any.
     private var gateOwner = ThreadID.none
+
+    /// A task waiting in ``durable(through:)``.
+    private struct DurabilityWaiter {
+        var sequence: UInt64
+        var continuation: CheckedContinuation<JournalError?, Never>
+    }
 
     /// Opens the journal in a local directory (created if missing), with ``FileJournalStorage``.
     ///
@@ -104,7 +116,6 @@ public final class Journal: @unchecked Sendable {
         nextSequence = max(last, newestSnapshot) + 1
         durableSequence = nextSequence - 1
         needsRecovery = nextSequence > 1
-        (wakeStream, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     deinit {
@@ -123,6 +134,11 @@ public final class Journal: @unchecked Sendable {
         stateLock.withLock { durableSequence }
     }
 
+    /// How many tasks wait in ``durable(through:)``, for tests.
+    package var waitingForDurability: Int {
+        stateLock.withLock { waiters.count }
+    }
+
     /// What the last recovery from this journal found, `nil` before one.
     public var recovery: JournalRecovery? {
         stateLock.withLock { recoveryReport }
@@ -133,51 +149,94 @@ public final class Journal: @unchecked Sendable {
     /// With `.groupCommit`, this waits for the batch of ``run()`` that holds `sequence`; with `.everyAction` it
     /// returns at once; with `.none` it syncs the log itself.
     ///
-    /// - Throws: The error that stopped the journal, if it stopped before `sequence` was durable.
+    /// - Throws: The error that stopped the journal, if it stopped before `sequence` was durable;
+    ///   ``JournalError/closed`` if the journal was closed before `sequence` was durable (at once when it is
+    ///   closed already); ``JournalError/cancelled`` if the task is cancelled while it waits.
     public func durable(through sequence: UInt64) async throws(JournalError) {
         let mode = stateLock.withLock { attachedDurability }
         if mode == JournalDurability.none {
             try flush(sync: true)
         }
-        let error = await withCheckedContinuation { (continuation: CheckedContinuation<JournalError?, Never>) in
-            let resumeNow: JournalError?? = stateLock.withLock {
-                if let failure { return .some(failure) }
-                if durableSequence >= sequence { return .some(nil) }
-                waiters.append((sequence, continuation))
-                return nil
+        let id = stateLock.withLock {
+            nextWaiterID += 1
+            return nextWaiterID
+        }
+        let error = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<JournalError?, Never>) in
+                let resumeNow: JournalError?? = stateLock.withLock {
+                    if durableSequence >= sequence { return .some(nil) }
+                    if let failure { return .some(failure) }
+                    if isClosed { return .some(.closed) }
+                    if Task.isCancelled { return .some(.cancelled) }
+                    waiters[id] = DurabilityWaiter(sequence: sequence, continuation: continuation)
+                    return nil
+                }
+                if let resumeNow { continuation.resume(returning: resumeNow) }
             }
-            if let resumeNow { continuation.resume(returning: resumeNow) }
+        } onCancel: {
+            let waiter = stateLock.withLock { waiters.removeValue(forKey: id) }
+            waiter?.continuation.resume(returning: .cancelled)
         }
         if let error { throw error }
     }
 
     /// Runs the writer of `.groupCommit`: writes the pending actions in batches, one `fsync` per batch, until
-    /// the task is cancelled; then writes what is pending and returns.
+    /// the task is cancelled or the journal is closed; then writes what is pending and returns.
+    ///
+    /// The writing happens on a thread of the journal's own, not on the task's executor: a producer that waits
+    /// for the writer (below) may hold a thread of Swift's cooperative pool, and the writer must make progress
+    /// even when every thread of the pool waits. The task only waits for that thread to end.
     ///
     /// The journal is usable while `run()` runs. Without it, `.groupCommit` actions are reduced but not written,
     /// and once 65,536 actions are pending a dispatch waits for the writer (backpressure, also while it runs).
-    /// Call it once, inside a task group or as a service of a service group.
+    /// Call it inside a task group or as a service of a service group; it may be called again after it returned.
     ///
     /// - Throws: The error that stopped the journal.
     public func run() async throws(JournalError) {
         let interval: Duration = try stateLock.withLock { () throws(JournalError) in
             if isRunning { usageError("Journal.run(): the journal's writer is already running.") }
-            isRunning = true
             if let failure { throw failure }
+            isRunning = true
+            writerShouldStop = false
             if case .groupCommit(let interval) = attachedDurability { return interval }
             return .zero
         }
-        for await _ in wakeStream {
-            if interval > .zero {
-                try? await Task.sleep(for: interval)
-            } else {
-                // The senders that the last batch's commit resumed are queued on the executor: let them dispatch
-                // before taking the batch, so that they join this one instead of waiting for one more commit.
-                await Task.yield()
+        let error = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<JournalError?, Never>) in
+                startThread { [self] in
+                    continuation.resume(returning: writeUntilStopped(interval: interval))
+                }
             }
-            try flush(sync: true)
+        } onCancel: {
+            stateLock.withLock { writerShouldStop = true }
+            stateLock.broadcast()
         }
-        try flush(sync: true)
+        stateLock.withLock { isRunning = false }
+        if let error { throw error }
+    }
+
+    /// The writer's loop, on its own thread: waits for pending actions, gathers for `interval`, writes and syncs a
+    /// batch; returns the error that stopped the journal, or `nil` once stopped or closed.
+    private func writeUntilStopped(interval: Duration) -> JournalError? {
+        while true {
+            stateLock.lock()
+            while !(pending?.hasActions ?? false) && !writerShouldStop && !hasStopped {
+                stateLock.wait()
+            }
+            let (shouldStop, failure, isClosed) = (writerShouldStop, self.failure, self.isClosed)
+            stateLock.unlock()
+            if let failure { return failure }
+            if isClosed { return nil }  // `close()` wrote and synced what was pending
+            if !shouldStop && interval > .zero {
+                sleep(for: interval)
+            }
+            do throws(JournalError) {
+                try flush(sync: true)
+            } catch {
+                return error
+            }
+            if shouldStop { return nil }
+        }
     }
 
     /// Saves the store's current state with the sequence number it covers, then removes what no recovery needs.
@@ -192,6 +251,8 @@ public final class Journal: @unchecked Sendable {
     ///   - store: The store whose state to save; it must journal to this journal.
     ///   - reducerVersion: The version of the reducer, stored with the snapshot.
     /// - Returns: The sequence number the snapshot covers.
+    /// - Throws: The error that stopped the journal, ``JournalError/closed`` after ``close()``, or the error of
+    ///   encoding or writing the snapshot.
     @discardableResult
     public func snapshot<State: Encodable, Action>(
         _ store: Store<State, Action>,
@@ -201,6 +262,7 @@ public final class Journal: @unchecked Sendable {
         let payload = try JournalCoder().encode(state)
         try flush(sync: true)
         try ioLock.withLock { () throws(JournalError) in
+            try stateLock.withLock { () throws(JournalError) in try throwIfStopped() }
             do throws(JournalError) {
                 try storage.writeSnapshot(
                     JournalSnapshot(sequence: sequence, reducerVersion: reducerVersion, payload: payload)
@@ -216,21 +278,61 @@ public final class Journal: @unchecked Sendable {
 
     /// Writes what is pending, syncs, and gives up the log (releases the directory's lock).
     ///
-    /// Close a journal before releasing it: releasing it also gives up the log, but `.groupCommit` actions that
-    /// the writer had not written yet are then lost. Later `.groupCommit` dispatches are reduced and not written.
+    /// From then on the journal writes nothing, in every mode: the store drops every later action that would be
+    /// recorded (it is neither reduced nor written, so the state never holds an action the log lacks),
+    /// ``Store/dispatch(_:durableIn:)`` throws ``JournalError/closed`` for it, a running ``run()`` returns, and
+    /// ``durable(through:)`` confirms only what was on stable storage when the journal closed (it throws
+    /// ``JournalError/closed`` for anything later, and wakes the tasks waiting for it). Close a journal after
+    /// the store stopped taking actions (``Store/shutdown(timeout:)``), and before releasing it: releasing it also
+    /// gives up the log, but `.groupCommit` actions that the writer had not written yet are then lost.
     public func close() {
-        try? flush(sync: true)
-        let shouldClose = stateLock.withLock {
+        let closedNow = ioLock.withLock { () -> Bool in
+            if stateLock.withLock({ isClosed }) { return false }
+            do throws(JournalError) {
+                // The last batch is taken in the same critical section that closes the journal to new actions: an
+                // action is either in a batch written here, or refused.
+                while let batch = stateLock.withLock({ takeBatchOrClose() }) {
+                    try storage.append(try batch.encode())
+                }
+                if stateLock.withLock({ failure == nil }) {
+                    try storage.sync()
+                    markDurable(through: stateLock.withLock { nextSequence - 1 })
+                }
+            } catch {
+                fail(error)
+                stateLock.withLock { isClosed = true }
+            }
+            storage.close()
+            return true
+        }
+        guard closedNow else { return }
+        let stranded = stateLock.withLock {
             defer {
-                isClosed = true
+                waiters = [:]
                 stateLock.broadcast()
             }
-            return !isClosed
+            return Array(waiters.values)
         }
-        if shouldClose {
-            wake.finish()
-            ioLock.withLock { storage.close() }
+        for waiter in stranded {
+            waiter.continuation.resume(returning: .closed)
         }
+    }
+
+    /// Takes the pending batch; with nothing pending, closes the journal to new actions instead and returns
+    /// `nil`. Called with `stateLock` held.
+    private func takeBatchOrClose() -> (any EncodableBatch)? {
+        if let batch = pending?.takeActions() {
+            return batch
+        }
+        isClosed = true
+        stateLock.broadcast()
+        return nil
+    }
+
+    /// Throws the error that stopped the journal, or ``JournalError/closed``. Called with `stateLock` held.
+    private func throwIfStopped() throws(JournalError) {
+        if let failure { throw failure }
+        if isClosed { throw .closed }
     }
 
     // MARK: - For the middleware and recovery
@@ -278,7 +380,7 @@ public final class Journal: @unchecked Sendable {
     }
 
     /// Records one action, as the journal middleware's durability says; `false` when the journal has stopped
-    /// and the action must not be reduced.
+    /// or is closed and the action must not be reduced.
     func record<Action: Encodable & Sendable>(
         _ action: Action,
         durability: JournalDurability,
@@ -289,8 +391,12 @@ public final class Journal: @unchecked Sendable {
         }
         return ioLock.withLock {
             let sequence: UInt64? = stateLock.withLock {
-                if failure != nil { return nil }
+                if hasStopped {
+                    lastOutcome = 0
+                    return nil
+                }
                 defer { nextSequence += 1 }
+                lastOutcome = nextSequence
                 return nextSequence
             }
             guard let sequence else { return false }
@@ -303,7 +409,10 @@ public final class Journal: @unchecked Sendable {
                 }
                 return true
             } catch {
-                stateLock.withLock { nextSequence -= 1 }
+                stateLock.withLock {
+                    nextSequence -= 1
+                    lastOutcome = 0
+                }
                 fail(error)
                 return false
             }
@@ -315,33 +424,45 @@ public final class Journal: @unchecked Sendable {
     @usableFromInline
     func appendSlowly<Action>(_ action: Action, to buffer: ActionBuffer<Action>) -> Bool {
         // Backpressure: a writer that falls behind slows the dispatches down instead of letting the pending
-        // actions grow without bound.
-        while buffer.actions.count >= Self.pendingLimit && failure == nil && !isClosed {
+        // actions grow without bound. The writer runs on its own thread and takes the whole batch at once, so the
+        // wait lasts at most one batch's write and sync.
+        while buffer.actions.count >= Self.pendingLimit && !hasStopped {
             stateLock.wait()
         }
-        if failure != nil {
+        if hasStopped {
+            // Refused: nobody writes a stopped or closed journal, so the action must not be reduced.
+            lastOutcome = 0
             stateLock.unlock()
             return false
-        }
-        if isClosed {
-            // Reduced, not written: nobody writes a closed journal.
-            nextSequence += 1
-            stateLock.unlock()
-            return true
         }
         let wasEmpty = buffer.actions.isEmpty
         if wasEmpty { buffer.first = nextSequence }
         buffer.actions.append(action)
+        lastOutcome = nextSequence
         nextSequence += 1
         stateLock.unlock()
         if wasEmpty { wakeWriter() }
         return true
     }
 
-    /// Tells ``run()`` that actions are pending.
+    /// Tells the writer of ``run()`` that actions are pending.
     @usableFromInline
     func wakeWriter() {
-        wake.yield()
+        stateLock.broadcast()
+    }
+
+    /// The outcome of the last record for the action a dispatch just ran: its sequence number, or the reason it has
+    /// none. Read on the store's pipeline, right after the action.
+    func outcomeOfLastRecord() -> Result<UInt64, JournalError> {
+        stateLock.withLock {
+            if lastOutcome != 0 { return .success(lastOutcome) }
+            return .failure(failure ?? (isClosed ? .closed : .notRecorded))
+        }
+    }
+
+    /// Why an action that did not reach the journal has no sequence number.
+    func reasonNotRecorded(refusedByStore: Bool) -> JournalError {
+        stateLock.withLock { failure ?? (isClosed ? .closed : refusedByStore ? .refused : .notRecorded) }
     }
 
     /// Reads the store's state and the sequence number of the last action in it, together.
@@ -378,16 +499,18 @@ public final class Journal: @unchecked Sendable {
 
     // MARK: - Writing
 
-    /// Writes the pending `.groupCommit` actions (and, with `sync`, makes everything written durable).
+    /// Writes the pending `.groupCommit` actions (and, with `sync`, makes everything written durable). Does
+    /// nothing once the journal is closed: `close()` wrote and synced what was pending.
     private func flush(sync: Bool) throws(JournalError) {
         try ioLock.withLock { () throws(JournalError) in
-            let (batch, failure, written) = stateLock.withLock {
+            let (batch, failure, written, isClosed) = stateLock.withLock {
                 defer { stateLock.broadcast() }
-                return (pending?.takeActions(), self.failure, nextSequence - 1)
+                return (pending?.takeActions(), self.failure, nextSequence - 1, self.isClosed)
             }
             if let failure { throw failure }
+            if isClosed { return }
             do throws(JournalError) {
-                if let batch, !batch.isEmpty {
+                if let batch {
                     try storage.append(try batch.encode())
                 }
                 if sync {
@@ -404,9 +527,9 @@ public final class Journal: @unchecked Sendable {
     private func markDurable(through sequence: UInt64) {
         let ready = stateLock.withLock {
             durableSequence = max(durableSequence, sequence)
-            let ready = waiters.filter { $0.sequence <= durableSequence }
-            waiters.removeAll { $0.sequence <= durableSequence }
-            return ready
+            let ready = waiters.filter { $0.value.sequence <= durableSequence }
+            for id in ready.keys { waiters[id] = nil }
+            return ready.values
         }
         for waiter in ready {
             waiter.continuation.resume(returning: nil)
@@ -417,15 +540,12 @@ public final class Journal: @unchecked Sendable {
     private func fail(_ error: JournalError) {
         let (isFirst, stranded, reporter) = stateLock.withLock {
             if failure != nil {
-                return (
-                    false, [(sequence: UInt64, continuation: CheckedContinuation<JournalError?, Never>)](),
-                    storeReporter
-                )
+                return (false, [DurabilityWaiter](), storeReporter)
             }
             failure = error
             stateLock.broadcast()
-            defer { waiters = [] }
-            return (true, waiters, storeReporter)
+            defer { waiters = [:] }
+            return (true, Array(waiters.values), storeReporter)
         }
         for waiter in stranded {
             waiter.continuation.resume(returning: error)
@@ -460,13 +580,14 @@ public struct JournalRecovery: Sendable, Equatable {
 /// The `.groupCommit` actions of one type waiting for the writer: encoding them is the writer's work, not
 /// `dispatch`'s.
 protocol PendingActions: AnyObject, Sendable {
-    /// Takes the waiting actions (called with the journal's state lock held).
+    /// Takes the waiting actions, `nil` when there are none (called with the journal's state lock held).
     func takeActions() -> (any EncodableBatch)?
+    /// Whether actions are waiting (called with the journal's state lock held).
+    var hasActions: Bool { get }
 }
 
 /// A batch of actions taken from the pending buffer, encoded outside the journal's state lock.
 protocol EncodableBatch {
-    var isEmpty: Bool { get }
     func encode() throws(JournalError) -> [JournalRecord]
 }
 
@@ -490,7 +611,7 @@ final class ActionBuffer<Action: Encodable & Sendable>: PendingActions, @uncheck
     }
 
     /// Records a `.groupCommit` action: appends it for the writer and gives it the next sequence number. `false`
-    /// when the journal has stopped and the action must not be reduced.
+    /// when the journal has stopped or is closed and the action must not be reduced.
     ///
     /// Inlinable, so that it is specialized for the store's `Action` where the store is made: one lock, one
     /// append, one unlock on the fast path.
@@ -502,9 +623,11 @@ final class ActionBuffer<Action: Encodable & Sendable>: PendingActions, @uncheck
             return journal.appendSlowly(action, to: self)
         }
         let wasEmpty = actions.isEmpty
-        if _slowPath(wasEmpty) { first = journal.nextSequence }
+        let sequence = journal.nextSequence
+        if _slowPath(wasEmpty) { first = sequence }
         actions.append(action)
-        journal.nextSequence &+= 1
+        journal.lastOutcome = sequence
+        journal.nextSequence = sequence &+ 1
         journal.stateLock.unlock()
         if _slowPath(wasEmpty) { journal.wakeWriter() }
         return true
@@ -514,8 +637,6 @@ final class ActionBuffer<Action: Encodable & Sendable>: PendingActions, @uncheck
         let first: UInt64
         let actions: [Action]
         let coder: JournalCoder
-
-        var isEmpty: Bool { actions.isEmpty }
 
         func encode() throws(JournalError) -> [JournalRecord] {
             var records: [JournalRecord] = []
@@ -528,6 +649,8 @@ final class ActionBuffer<Action: Encodable & Sendable>: PendingActions, @uncheck
             return records
         }
     }
+
+    var hasActions: Bool { !actions.isEmpty }
 
     func takeActions() -> (any EncodableBatch)? {
         guard !actions.isEmpty else { return nil }

@@ -27,6 +27,17 @@ public enum JournalError: Error, Equatable, Sendable, CustomStringConvertible {
     case undecodable(sequence: UInt64, description: String)
     /// An action or a state could not be encoded.
     case unencodable(description: String)
+    /// The journal was closed (``Journal/close()``): it records no more actions, and it cannot confirm the
+    /// durability of an action it did not hold on stable storage when it closed.
+    case closed
+    /// The store refused the action: it was shut down (``Store/shutdown(timeout:)``), so the action was neither
+    /// reduced nor recorded.
+    case refused
+    /// The action did not reach the journal while it was dispatched: a middleware dropped it, or will pass it on
+    /// later or from another thread, so there is no recorded action whose durability could be confirmed.
+    case notRecorded
+    /// The task that waited for durability was cancelled before the action was on stable storage.
+    case cancelled
 
     public var description: String {
         switch self {
@@ -46,6 +57,14 @@ public enum JournalError: Error, Equatable, Sendable, CustomStringConvertible {
             "cannot decode the journal entry at sequence \(sequence): \(description)"
         case .unencodable(let description):
             "cannot encode for the journal: \(description)"
+        case .closed:
+            "the journal is closed"
+        case .refused:
+            "the store refused the action: it is shut down"
+        case .notRecorded:
+            "the action did not reach the journal: a middleware dropped it or did not pass it on while it was dispatched"
+        case .cancelled:
+            "the wait for durability was cancelled"
         }
     }
 }

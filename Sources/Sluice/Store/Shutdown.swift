@@ -191,6 +191,11 @@ extension StoreCore {
         lock.withLock { refusedCount }
     }
 
+    /// Whether the store refuses dispatches now: shutdown began, or the store is gone.
+    var isRefusingDispatches: Bool {
+        lock.withLock { isRefusing || !isAlive }
+    }
+
     /// Counts a refused dispatch; called with `lock` held, returns without it.
     @usableFromInline
     func refuseLocked() -> Bool {

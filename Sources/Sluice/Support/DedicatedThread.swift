@@ -1,0 +1,61 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Runs `body` on a new thread of its own, outside Swift's cooperative pool and Dispatch's pools.
+///
+/// For work that blocks for long (the journal's writer waits for pending actions and for `fsync`) and must make
+/// progress while every thread of those pools is blocked waiting for it.
+func startThread(_ body: @escaping @Sendable () -> Void) {
+    let context = Unmanaged.passRetained(ThreadBody(body)).toOpaque()
+    #if canImport(Darwin)
+    var thread: pthread_t?
+    #else
+    var thread = pthread_t()
+    #endif
+    let result = pthread_create(
+        &thread,
+        nil,
+        { context in
+            #if canImport(Darwin)
+            let body = Unmanaged<ThreadBody>.fromOpaque(context).takeRetainedValue()
+            #else
+            let body = Unmanaged<ThreadBody>.fromOpaque(context!).takeRetainedValue()
+            #endif
+            body.run()
+            return nil
+        },
+        context
+    )
+    guard result == 0 else {
+        fatalError("Sluice: could not start a thread (pthread_create: errno \(result))")
+    }
+    #if canImport(Darwin)
+    pthread_detach(thread!)
+    #else
+    pthread_detach(thread)
+    #endif
+}
+
+/// Blocks the calling thread for `duration` (a thread of its own: see ``startThread(_:)``).
+func sleep(for duration: Duration) {
+    let (seconds, attoseconds) = duration.components
+    var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+    var remaining = timespec()
+    while nanosleep(&request, &remaining) != 0 && errno == EINTR {
+        request = remaining
+    }
+}
+
+/// The closure a thread started by ``startThread(_:)`` runs, passed through `pthread_create`'s context pointer.
+private final class ThreadBody: Sendable {
+    let run: @Sendable () -> Void
+
+    init(_ run: @escaping @Sendable () -> Void) {
+        self.run = run
+    }
+}
