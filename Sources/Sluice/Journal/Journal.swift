@@ -22,13 +22,14 @@
 /// ``JournalStorage``: ``FileJournalStorage`` for a local directory.
 ///
 /// A journal that fails to write (a full disk, an I/O error) stops: `onError` is called once with the error,
-/// the journal middleware drops every later action (so the state never holds an action the log lacks), and
-/// waiters in ``durable(through:)`` get the error. What was written before stays readable.
+/// the store drops every later action before the reducer, and waiters in ``durable(through:)`` get the error.
+/// What was written before stays readable. A closed journal (``close()``) writes nothing more in any mode. See
+/// <doc:Durability> for what the live state and the log hold at each of these edges.
 ///
-/// `@unchecked Sendable`: the mutable properties are guarded by `stateLock`; calls into the storage are
-/// serialized by `ioLock` (taken before `stateLock` when both are needed); `gate` is held by the journal
-/// middleware while it records and reduces one action, so that ``snapshot(_:reducerVersion:)`` reads a state
-/// and the sequence it covers together.
+/// `@unchecked Sendable`: the mutable properties are guarded by `stateLock`, whose condition also wakes the
+/// writer and the producers held back by it; calls into the storage are serialized by `ioLock` (taken before
+/// `stateLock` when both are needed); `gate` is held by the journal middleware while it records and reduces one
+/// action, so that ``snapshot(_:reducerVersion:)`` reads a state and the sequence it covers together.
 public final class Journal: @unchecked Sendable {
     /// Where the records and snapshots are kept.
     public let storage: any JournalStorage

@@ -22,18 +22,18 @@ enum DurabilitySnippets {
 
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await journal.run() }  // the group-commit writer
-            // Acknowledge a request only once its action is on stable storage:
+            // Acknowledge a request only once its own action is on stable storage:
             try await store.dispatch(.add(5), durableIn: journal)
-            // which is the same as
-            store.dispatch(.add(1))
-            try await journal.durable(through: journal.lastSequence)
+            // or, from many tasks at once, without blocking a thread while another one runs the store's work:
+            try await store.send(.add(1), durableIn: journal)
             group.cancelAll()
         }
+        _ = await store.shutdown()
         journal.close()
         _ = journal
         _ = store
 
-        // Sources/Sluice/Sluice.docc/Durability.md:94
+        // Sources/Sluice/Sluice.docc/Durability.md:110
         try journal.snapshot(store, reducerVersion: 1)
     }
 }
