@@ -89,7 +89,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
         line: Int = #line,
         column: Int = #column
     ) {
-        let log = ActionLog<State, Action>()
+        let log = ActionLog<State, Action>(initialState: initialState)
         self.log = log
         let missingTestValues = missingTestValues
         let reporting = dependencies.reportingMissingTestValues { missing in
@@ -116,6 +116,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
 
     deinit {
         reportMissingTestValues(at: site)
+        reportUnseenChanges(at: site)
         if !isFinished {
             checkExhaustion(at: site, when: "When the test store was released")
         }
@@ -148,6 +149,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
         column: Int = #column
     ) {
         let site = CallSite(fileID: fileID, filePath: filePath, line: line, column: column)
+        reportUnseenChanges(at: site)
         let unasserted = log.removeAll()
         if !unasserted.isEmpty {
             let list = unasserted.map { "  " + Self.describe($0.action) }.joined(separator: "\n")
@@ -285,6 +287,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
         }
         isFinished = true
         reportMissingTestValues(at: site)
+        reportUnseenChanges(at: site)
         checkExhaustion(at: site, when: "At finish()")
     }
 
@@ -324,6 +327,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
         waited timeout: Duration?
     ) {
         reportMissingTestValues(at: site)
+        reportUnseenChanges(at: site)
         let within = timeout.map { " within \($0)" } ?? ""
         switch exhaustivity {
         case .on:
@@ -359,23 +363,39 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
         }
     }
 
-    /// Compares the state after an action with the expected one: exhaustively, the state before it with the
-    /// expected changes; otherwise, the state after it with the expected changes applied once more (so only the
-    /// fields that the closure sets are checked).
+    /// Compares the state after an action with the expected one, the state before it with the expected changes.
+    ///
+    /// Exhaustively, the whole states are compared. Otherwise only the parts that the closure names are: those it
+    /// changes when applied to the state before the action (a relative change such as `+= 1` or `append`) or to
+    /// the state after it (an assignment of a value that the action did or did not produce). Applying the closure to
+    /// the state before the action, never after, is what keeps a relative change from being counted twice.
     private func assertChange(
         of entry: ActionLog<State, Action>.Entry,
         by step: String,
         _ updateExpected: ((inout State) -> Void)?,
         at site: CallSite
     ) {
-        var expected: State
-        switch exhaustivity {
-        case .on: expected = entry.before
-        case .off: expected = entry.after
-        }
+        var expected = entry.before
         updateExpected?(&expected)
         guard expected != entry.after else { return }
-        let lines = StateDifference(expected: expected, actual: entry.after).lines
+        let lines: [String]
+        switch exhaustivity {
+        case .on:
+            lines = StateDifference(expected: expected, actual: entry.after).lines
+        case .off:
+            guard let updateExpected else { return }
+            var afterUpdated = entry.after
+            updateExpected(&afterUpdated)
+            let named = Set(
+                StateDifference(expected: expected, actual: entry.before, limit: 0).paths
+                    + StateDifference(expected: afterUpdated, actual: entry.after, limit: 0).paths
+            )
+            lines =
+                StateDifference(expected: expected, actual: entry.after) {
+                    StateDifference.path($0, concernsAnyOf: named)
+                }.lines
+            guard !lines.isEmpty else { return }
+        }
         let header =
             updateExpected == nil
             ? "\(step) changed the state, but no change was expected:"
@@ -436,6 +456,21 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
     private func reportMissingTestValues(at site: CallSite) {
         for message in missingTestValues.removeAll() {
             reportIssue(message, at: site)
+        }
+    }
+
+    /// Reports each change of the state that no action seen by the test store made, as an unasserted change is
+    /// reported: a failure when exhaustive. Such a change comes from a middleware that calls `next` after it
+    /// returned (from a timer or a task): the action's entry was recorded when the middleware returned, before
+    /// the reducer ran.
+    private func reportUnseenChanges(at site: CallSite) {
+        for (from, to) in log.unseenChanges(current: { store.state }) {
+            let lines = StateDifference(expected: from, actual: to).lines
+            reportSkipped(
+                "The state changed outside the actions that the test store saw (a middleware called `next` after it "
+                    + "returned?):\n" + lines.map { "  " + $0 }.joined(separator: "\n"),
+                at: site
+            )
         }
     }
 
