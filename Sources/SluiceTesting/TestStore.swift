@@ -37,9 +37,16 @@ internal import Testing
 ///
 /// With ``exhaustivity`` set to ``Exhaustivity/off``, a test asserts only what it names (see ``Exhaustivity``).
 ///
+/// The test store sees an action as it enters the chain and the state again when the chain returns. A middleware
+/// that calls `next` later changes the state after that: the test store reports such a change, one that no action
+/// it saw made, at the next action the store processes or at the next step (a failure when exhaustive), and cannot
+/// see a `next` that has not run when the test ends (schedule it on a ``TestScheduler`` given to the test store).
+///
 /// The store's services are a test container by default (see ``init(initialState:reducer:middleware:dependencies:schedulers:exhaustivity:fileID:filePath:line:column:)``):
 /// a dependency without a test value that the test did not set fails the test when it is read, naming the key and
-/// the action whose processing read it, instead of silently calling the live service:
+/// the action whose processing read it, instead of silently calling the live service. That holds for a read through
+/// `api.dependencies` and through `StoreDependencies.current`, in synchronous middleware too (the test store binds
+/// its store's dependencies around the chain), and for the clock that a time modifier given no `on:` would need:
 ///
 /// ```swift
 /// let store = TestStore(
@@ -496,9 +503,11 @@ public enum Exhaustivity: Sendable, Equatable {
     /// Every state change is asserted in full, every received action is asserted in order, and nothing may be left
     /// running or pending at the end.
     case on
-    /// Only what a test names is asserted: a `send` or `receive` closure checks the fields it sets, `receive`
-    /// skips the received actions before the one it names, and `finish` accepts what is left. With `showSkipped`,
-    /// what was skipped is reported as warnings.
+    /// Only what a test names is asserted: a `send` or `receive` closure, applied to the state before the action
+    /// as in exhaustive mode (so `$0.count += 1` means one more), checks the parts it changes and no others;
+    /// `receive` skips the received actions before the one it names, and `finish` accepts what is left. With
+    /// `showSkipped`, what was skipped is reported as warnings. A dependency read without a test value fails the
+    /// test all the same.
     case off(showSkipped: Bool)
 
     /// Non-exhaustive, without listing what was skipped.
