@@ -147,6 +147,44 @@ import Testing
         #expect(greeterName() == "live")
     }
 
+    /// In a test context without a clock, a modifier given no `on:` reads the clock when the store installs it (the
+    /// key has no test value, so the handler hears of it); given a clock, or a scheduler, it reads nothing.
+    @Test func aModifierWithoutASchedulerReadsTheClockOfATestContextThatSetsNone() {
+        let heard = Locked<[String]>([])
+        let record: @Sendable (MissingTestValue) -> Void = { missing in heard.append(missing.key) }
+        let delayed = Middleware(
+            Middlewares.delay(.seconds(1)) { (_: TestAction, _: MiddlewareAPI<TestState, TestAction>) in }
+        )
+        _ = Store(
+            initialState: TestState(),
+            reducer: testReducer,
+            middleware: [delayed],
+            dependencies: .test(onMissingTestValue: record)
+        )
+        #expect(heard.current == ["ClockKey"])
+
+        let scheduler = TestScheduler()
+        _ = Store(
+            initialState: TestState(),
+            reducer: testReducer,
+            middleware: [delayed],
+            dependencies: .test(onMissingTestValue: record) { $0.clock = scheduler }
+        )
+        _ = Store(
+            initialState: TestState(),
+            reducer: testReducer,
+            middleware: [
+                Middleware(
+                    Middlewares.delay(.seconds(1), on: scheduler) {
+                        (_: TestAction, _: MiddlewareAPI<TestState, TestAction>) in
+                    }
+                )
+            ],
+            dependencies: .test(onMissingTestValue: record)
+        )
+        #expect(heard.current == ["ClockKey"])
+    }
+
     @Test func effectsStartedInARegionSeeTheStoresDependencies() async throws {
         let store = Store(initialState: TestState(), reducer: testReducer, dependencies: StoreDependencies())
         let (started, ran) = try await withStoreDependencies {
