@@ -9,19 +9,41 @@
 struct StateDifference {
     /// `path: expected …, actual …`, one per difference found, at most `limit`.
     private(set) var lines: [String] = []
+    /// The path of every difference found (`""` for the whole value), without a limit.
+    private(set) var paths: [String] = []
     private var omitted = 0
     private let limit: Int
     private let maxDepth = 24
+    private let isIncluded: ((String) -> Bool)?
 
-    init(expected: Any, actual: Any, limit: Int = 40) {
+    /// The differences between `expected` and `actual`; with `isIncluded`, only those at the paths it accepts.
+    init(expected: Any, actual: Any, limit: Int = 40, only isIncluded: ((String) -> Bool)? = nil) {
         self.limit = limit
+        self.isIncluded = isIncluded
         compare(expected, actual, path: "", depth: 0)
         if omitted > 0 {
             lines.append("… and \(omitted) more")
         }
     }
 
+    /// Whether a difference at `path` concerns one of `named`: the same part, a part inside one, or a part that
+    /// contains one (a difference recorded for a whole collection or value when a field of it was named).
+    static func path(_ path: String, concernsAnyOf named: Set<String>) -> Bool {
+        if named.contains(path) { return true }
+        return named.contains { name in
+            name.isEmpty || path.isEmpty || isPath(path, inside: name) || isPath(name, inside: path)
+        }
+    }
+
+    private static func isPath(_ path: String, inside outer: String) -> Bool {
+        guard path.count > outer.count, path.hasPrefix(outer) else { return false }
+        let next = path[path.index(path.startIndex, offsetBy: outer.count)]
+        return next == "." || next == "["
+    }
+
     private mutating func record(_ path: String, _ text: String) {
+        if let isIncluded, !isIncluded(path) { return }
+        paths.append(path)
         if lines.count < limit {
             lines.append((path.isEmpty ? "state" : path) + ": " + text)
         } else {

@@ -37,9 +37,16 @@ internal import Testing
 ///
 /// With ``exhaustivity`` set to ``Exhaustivity/off``, a test asserts only what it names (see ``Exhaustivity``).
 ///
+/// The test store sees an action as it enters the chain and the state again when the chain returns. A middleware
+/// that calls `next` later changes the state after that: the test store reports such a change, one that no action
+/// it saw made, at the next action the store processes or at the next step (a failure when exhaustive), and cannot
+/// see a `next` that has not run when the test ends (schedule it on a ``TestScheduler`` given to the test store).
+///
 /// The store's services are a test container by default (see ``init(initialState:reducer:middleware:dependencies:schedulers:exhaustivity:fileID:filePath:line:column:)``):
 /// a dependency without a test value that the test did not set fails the test when it is read, naming the key and
-/// the action whose processing read it, instead of silently calling the live service:
+/// the action whose processing read it, instead of silently calling the live service. That holds for a read through
+/// `api.dependencies` and through `StoreDependencies.current`, in synchronous middleware too (the test store binds
+/// its store's dependencies around the chain), and for the clock that a time modifier given no `on:` would need:
 ///
 /// ```swift
 /// let store = TestStore(
@@ -89,7 +96,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
         line: Int = #line,
         column: Int = #column
     ) {
-        let log = ActionLog<State, Action>()
+        let log = ActionLog<State, Action>(initialState: initialState)
         self.log = log
         let missingTestValues = missingTestValues
         let reporting = dependencies.reportingMissingTestValues { missing in
@@ -116,6 +123,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
 
     deinit {
         reportMissingTestValues(at: site)
+        reportUnseenChanges(at: site)
         if !isFinished {
             checkExhaustion(at: site, when: "When the test store was released")
         }
@@ -148,6 +156,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
         column: Int = #column
     ) {
         let site = CallSite(fileID: fileID, filePath: filePath, line: line, column: column)
+        reportUnseenChanges(at: site)
         let unasserted = log.removeAll()
         if !unasserted.isEmpty {
             let list = unasserted.map { "  " + Self.describe($0.action) }.joined(separator: "\n")
@@ -285,6 +294,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
         }
         isFinished = true
         reportMissingTestValues(at: site)
+        reportUnseenChanges(at: site)
         checkExhaustion(at: site, when: "At finish()")
     }
 
@@ -324,6 +334,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
         waited timeout: Duration?
     ) {
         reportMissingTestValues(at: site)
+        reportUnseenChanges(at: site)
         let within = timeout.map { " within \($0)" } ?? ""
         switch exhaustivity {
         case .on:
@@ -359,23 +370,39 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
         }
     }
 
-    /// Compares the state after an action with the expected one: exhaustively, the state before it with the
-    /// expected changes; otherwise, the state after it with the expected changes applied once more (so only the
-    /// fields that the closure sets are checked).
+    /// Compares the state after an action with the expected one, the state before it with the expected changes.
+    ///
+    /// Exhaustively, the whole states are compared. Otherwise only the parts that the closure names are: those it
+    /// changes when applied to the state before the action (a relative change such as `+= 1` or `append`) or to
+    /// the state after it (an assignment of a value that the action did or did not produce). Applying the closure to
+    /// the state before the action, never after, is what keeps a relative change from being counted twice.
     private func assertChange(
         of entry: ActionLog<State, Action>.Entry,
         by step: String,
         _ updateExpected: ((inout State) -> Void)?,
         at site: CallSite
     ) {
-        var expected: State
-        switch exhaustivity {
-        case .on: expected = entry.before
-        case .off: expected = entry.after
-        }
+        var expected = entry.before
         updateExpected?(&expected)
         guard expected != entry.after else { return }
-        let lines = StateDifference(expected: expected, actual: entry.after).lines
+        let lines: [String]
+        switch exhaustivity {
+        case .on:
+            lines = StateDifference(expected: expected, actual: entry.after).lines
+        case .off:
+            guard let updateExpected else { return }
+            var afterUpdated = entry.after
+            updateExpected(&afterUpdated)
+            let named = Set(
+                StateDifference(expected: expected, actual: entry.before, limit: 0).paths
+                    + StateDifference(expected: afterUpdated, actual: entry.after, limit: 0).paths
+            )
+            lines =
+                StateDifference(expected: expected, actual: entry.after) {
+                    StateDifference.path($0, concernsAnyOf: named)
+                }.lines
+            guard !lines.isEmpty else { return }
+        }
         let header =
             updateExpected == nil
             ? "\(step) changed the state, but no change was expected:"
@@ -439,6 +466,21 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
         }
     }
 
+    /// Reports each change of the state that no action seen by the test store made, as an unasserted change is
+    /// reported: a failure when exhaustive. Such a change comes from a middleware that calls `next` after it
+    /// returned (from a timer or a task): the action's entry was recorded when the middleware returned, before
+    /// the reducer ran.
+    private func reportUnseenChanges(at site: CallSite) {
+        for (from, to) in log.unseenChanges(current: { store.state }) {
+            let lines = StateDifference(expected: from, actual: to).lines
+            reportSkipped(
+                "The state changed outside the actions that the test store saw (a middleware called `next` after it "
+                    + "returned?):\n" + lines.map { "  " + $0 }.joined(separator: "\n"),
+                at: site
+            )
+        }
+    }
+
     private func reportSkipped(_ message: String, at site: CallSite) {
         switch exhaustivity {
         case .on: reportIssue(message, at: site)
@@ -461,9 +503,11 @@ public enum Exhaustivity: Sendable, Equatable {
     /// Every state change is asserted in full, every received action is asserted in order, and nothing may be left
     /// running or pending at the end.
     case on
-    /// Only what a test names is asserted: a `send` or `receive` closure checks the fields it sets, `receive`
-    /// skips the received actions before the one it names, and `finish` accepts what is left. With `showSkipped`,
-    /// what was skipped is reported as warnings.
+    /// Only what a test names is asserted: a `send` or `receive` closure, applied to the state before the action
+    /// as in exhaustive mode (so `$0.count += 1` means one more), checks the parts it changes and no others;
+    /// `receive` skips the received actions before the one it names, and `finish` accepts what is left. With
+    /// `showSkipped`, what was skipped is reported as warnings. A dependency read without a test value fails the
+    /// test all the same.
     case off(showSkipped: Bool)
 
     /// Non-exhaustive, without listing what was skipped.

@@ -19,7 +19,9 @@ extension StoreDependencies {
     /// ```
     ///
     /// When it is not set, each modifier keeps its own serial queue, and a read of `clock` gives a scheduler on one
-    /// serial queue that the process shares. It has no test value: a test that reads it sets it.
+    /// serial queue that the process shares. It has no test value: a test that reads it sets it. In a test
+    /// context, a modifier given no `on:` reads it when the store installs the modifier, so that a test store that
+    /// did not set it fails the test rather than let the modifier run on a real queue, out of the test's sight.
     public var clock: any EffectScheduler {
         get { self[ClockKey.self] }
         set { self[ClockKey.self] = newValue }

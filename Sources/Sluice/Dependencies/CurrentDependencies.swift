@@ -1,9 +1,10 @@
 extension StoreDependencies {
     /// The dependencies that are bound to the current task, for code that has no ``MiddlewareAPI`` at hand.
     ///
-    /// Inside the work that a store starts — an async side effect, an effect (`store.run`, `start`), a scheduled run
-    /// of a time modifier — these are the store's dependencies, so a helper function deep inside an effect reads
-    /// them without being passed the API:
+    /// Inside the work that a store runs as its own — an effect (`run`, synchronous or not, and `start`), an async
+    /// side effect, a run of a time modifier — these are the store's dependencies, whatever region the code that
+    /// started or drove the work is in, so a helper function deep inside an effect reads them without being passed
+    /// the API:
     ///
     /// ```swift
     /// func charge(_ order: Order) async throws -> Receipt {
@@ -11,10 +12,12 @@ extension StoreDependencies {
     /// }
     /// ```
     ///
-    /// Anywhere else (a `Task.detached`, a thread that no store work started, a synchronous middleware), they are
-    /// the dependencies of the innermost ``withStoreDependencies(_:operation:)`` around the code, or else an empty
-    /// live container: every key reads its live value. In a synchronous middleware or side effect, read
-    /// ``MiddlewareAPI/dependencies`` instead, which is always the store's and costs a load.
+    /// Anywhere else (a `Task.detached`, a thread that no store work started, a synchronous middleware as
+    /// `dispatch` runs it), they are the dependencies of the innermost ``withStoreDependencies(_:operation:)`` around
+    /// the code, or else an empty live container: every key reads its live value. In a synchronous middleware or
+    /// side effect, read ``MiddlewareAPI/dependencies`` instead, which is always the store's and costs a load (a
+    /// test store binds its store's dependencies around the chain, so that a read of a key without a test value
+    /// there fails the test). See <doc:ServicesAndDependencies> for the rule.
     ///
     /// A task-local value (the store binds it when it starts a task), since only a task-local follows an effect
     /// across its suspension points and into the child tasks it creates. Rule 3 of the dispatch contract avoids

@@ -127,7 +127,7 @@ public struct StoreDependencies: Sendable {
         usageError("StoreDependencies: the live value of \(String(describing: key)) could not be built: \(error).")
     }
 
-    /// Whether nothing was set and the context is live: a store with these dependencies need not bind them.
+    /// Whether nothing was set and the context is live: every key reads its live value.
     @inlinable
     var isEmptyLive: Bool {
         storage.entries.isEmpty && storage.testContext == nil

@@ -64,3 +64,18 @@ extension MiddlewareAPI {
         core.dependencies
     }
 }
+
+extension MiddlewareAPI {
+    /// Runs synchronous `work` with this store's dependencies bound to ``StoreDependencies/current``: the
+    /// synchronous `run`, which is an effect like the asynchronous one and so follows the same rule.
+    func runWithDependenciesBound<T, E: Error>(_ work: () throws(E) -> T) throws(E) -> T {
+        let result: Result<T, E> = StoreDependencies.$bound.withValue(core.dependencies) {
+            do throws(E) {
+                return .success(try work())
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+}

@@ -2,29 +2,39 @@
 extension EffectScheduler {
     /// The scheduler a time modifier installed in the store of `api` uses: the store's clock if the modifier was
     /// given the default scheduler and the store's dependencies set a clock, else this scheduler.
+    ///
+    /// In a test context whose dependencies do not set a clock, the default scheduler reads ``StoreDependencies/clock``
+    /// (and then keeps its own queue): the clock has no test value, so a test store fails the test for a time
+    /// modifier that would otherwise run on a real queue, out of the test's sight.
     @usableFromInline
     func resolved<State, Action>(with api: MiddlewareAPI<State, Action>) -> any EffectScheduler {
-        if let queue = self as? DispatchQueueScheduler, queue.prefersStoreClock,
-            let clock = api.dependencies.clockIfSet
-        {
+        guard let queue = self as? DispatchQueueScheduler, queue.prefersStoreClock else { return self }
+        let dependencies = api.dependencies
+        if let clock = dependencies.clockIfSet {
             return clock
+        }
+        if dependencies.context == .test {
+            _ = dependencies.clock
         }
         return self
     }
 }
 
 extension MiddlewareAPI {
-    /// Whether runs of time modifiers bind the store's dependencies to ``StoreDependencies/current``: not for a
-    /// store with none set in a live context, whose runs then cost what they cost before dependencies existed.
-    @usableFromInline
-    var bindsDependencies: Bool {
-        !dependencies.isEmptyLive
-    }
-
-    /// ``runUnlessCancelled(_:_:)`` with the store's dependencies bound to ``StoreDependencies/current``.
+    /// ``runUnlessCancelled(_:_:)`` with the store's dependencies bound to ``StoreDependencies/current``, also for a
+    /// store that set none: a run that a test scheduler's `advance` performs inside a
+    /// ``withStoreDependencies(_:operation:)`` region sees the store's dependencies, not the region's.
+    ///
+    /// The binding is skipped only when it would change nothing: the store set no dependencies in a live context
+    /// and neither did the code around the run, so every key reads its live value either way.
     @usableFromInline
     func runWithDependenciesUnlessCancelled(_ handler: SideEffect<State, Action>.Handler, _ action: Action) {
-        StoreDependencies.$bound.withValue(core.dependencies.causedBy(action)) {
+        let dependencies = core.dependencies
+        if dependencies.isEmptyLive, StoreDependencies.bound.isEmptyLive {
+            runUnlessCancelled(handler, action)
+            return
+        }
+        StoreDependencies.$bound.withValue(dependencies.causedBy(action)) {
             runUnlessCancelled(handler, action)
         }
     }

@@ -9,7 +9,7 @@ extension Store {
     ///
     /// The work runs on the calling thread, before `run` returns. Its dispatches behave as any dispatch from that
     /// thread: run to completion, or queued if the thread is already dispatching on this store (a subscriber that
-    /// runs an effect, say).
+    /// runs an effect, say). Like every effect, it sees the store's dependencies as ``StoreDependencies/current``.
     ///
     /// ```swift
     /// store.run { api in
@@ -22,7 +22,8 @@ extension Store {
     /// - Throws: What `work` throws.
     @discardableResult
     public func run<T, E: Error>(_ work: (MiddlewareAPI<State, Action>) throws(E) -> T) throws(E) -> T {
-        try work(MiddlewareAPI(core: core))
+        let api = MiddlewareAPI(core: core)
+        return try api.runWithDependenciesBound { () throws(E) -> T in try work(api) }
     }
 
     /// Runs asynchronous work with the store's ``MiddlewareAPI`` in a new `Task`, and returns its result.
@@ -141,7 +142,7 @@ extension MiddlewareAPI {
     /// Runs synchronous work with this API and returns its result; see `Store.run(_:)`.
     @discardableResult
     public func run<T, E: Error>(_ work: (MiddlewareAPI<State, Action>) throws(E) -> T) throws(E) -> T {
-        try work(self)
+        try runWithDependenciesBound { () throws(E) -> T in try work(self) }
     }
 
     /// Runs asynchronous work in a new `Task` and returns its result; see `Store.run(_:)`.

@@ -341,18 +341,13 @@ extension SideEffect {
         SideEffect(accepts: accepts) { storeAPI in
             let handler = install(storeAPI)
             let scheduler = scheduler.resolved(with: storeAPI)
-            let bindsDependencies = storeAPI.bindsDependencies
             let timed = TimedEffect(
                 machine: machine,
                 scheduler: scheduler,
                 placement: placement,
                 lifetime: storeAPI.storeLifetime
             ) { run in
-                if bindsDependencies {
-                    run.api.runWithDependenciesUnlessCancelled(handler, run.action)
-                } else {
-                    run.api.runUnlessCancelled(handler, run.action)
-                }
+                run.api.runWithDependenciesUnlessCancelled(handler, run.action)
             }
             storeAPI.registerForShutdown(timed)
             return { action, api in timed.receive(EffectRun(action: action, api: api)) }

@@ -178,7 +178,7 @@ enum TestingWithTestSchedulerSnippets {
             await typingSearchesOnceItIsQuiet()
         }
 
-        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:276
+        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:281
         do {
             struct Tickets: Equatable, Sendable {
                 var open: [UUID] = []
