@@ -27,6 +27,13 @@ let package = Package(
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // The order service of the `ServiceChain` area and of `DispatchProfile service`: on a store with the chain
+        // a service writes, and on a `Mutex`-guarded struct (the floor).
+        .target(
+            name: "ServiceModel",
+            dependencies: [.product(name: "Sluice", package: sluicePackage)],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         // Not a benchmark: times the recovery of a large journal once (see its main.swift).
         .executableTarget(
             name: "JournalRecoveryTime",
@@ -36,7 +43,7 @@ let package = Package(
         // Not a benchmark: a plain executable to count the instructions of a dispatch with valgrind's callgrind.
         .executableTarget(
             name: "DispatchProfile",
-            dependencies: [.product(name: "Sluice", package: sluicePackage)],
+            dependencies: [.product(name: "Sluice", package: sluicePackage), "ServiceModel"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ]
@@ -46,7 +53,7 @@ let package = Package(
 // of that name would hide the Dispatch library.)
 for area in [
     "Floors", "DispatchPath", "Subscribers", "LargeState", "Concurrency", "Modifiers", "ChildReducers", "Journal",
-    "Dependencies",
+    "Dependencies", "ServiceChain",
 ] {
     package.targets.append(
         .executableTarget(
@@ -55,6 +62,7 @@ for area in [
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "Sluice", package: sluicePackage),
                 "BenchmarkSupport",
+                "ServiceModel",
             ],
             path: "Benchmarks/\(area)",
             swiftSettings: [.swiftLanguageMode(.v6)],

@@ -12,7 +12,8 @@
 // through `Reducer.forEach` with a closure / with an `ActionExtractor` / a hand-written in-place reducer,
 // `modules-closure` / `modules-extractor`: `size` modules combined through `withKey(_:action:use:)` with a closure /
 // with an `ActionExtractor`, `journal` / `journal-no-writer`: a `.groupCommit` journal
-// with and without its writer, and, for `perf stat` rather than callgrind (which runs one thread at a time),
+// with and without its writer, `service` / `service-mutex`: the order service of the `ServiceChain` area on a store
+// and on its `Mutex` floor, one thread, and, for `perf stat` rather than callgrind (which runs one thread at a time),
 // `tasks-send` / `tasks-mutex` (64 tasks at once) and `threads` (4 pthreads at once)), its size (middleware, subscriber or module count; ignored by the modifiers and the
 // reads), and the
 // number of dispatches (or reads). Compare two instruction totals (say, 100,000 and 200,000
@@ -21,6 +22,7 @@
 // the updated key its own number of probes (Benchmarks/README.md, "Child reducers").
 
 import Dispatch
+import ServiceModel
 import Sluice
 import Synchronization
 
@@ -439,6 +441,27 @@ case "foreach", "foreach-extractor", "foreach-hand":
         store.dispatch(.order(id: id, 1))
     }
     consume(store.state.orders[id])
+case "service", "service-mutex":
+    // The order service of the `ServiceChain` area, one thread: on a store with the chain a service writes, and on
+    // a `Mutex`-guarded struct. A request is `place` and its follow-up decision. The first 20,000 requests fill the
+    // orders dictionary to its kept size in both, so compare two counts above that.
+    var placed = 0
+    if scenario == "service" {
+        let service = SluiceService()
+        for index in 0..<count {
+            let (item, quantity) = request(index)
+            if service.place(item: item, quantity: quantity) != nil { placed += 1 }
+        }
+        consume(service.store.state.orders.fulfilled)
+    } else {
+        let service = MutexService()
+        for index in 0..<count {
+            let (item, quantity) = request(index)
+            if service.place(item: item, quantity: quantity) != nil { placed += 1 }
+        }
+        consume(service.state.orders.fulfilled)
+    }
+    consume(placed)
 default:
     print("unknown scenario \(scenario)")
     exit(1)

@@ -9,6 +9,10 @@ extension Middlewares {
     }
 
     /// Composes an array of middleware into one; the first is the outermost.
+    ///
+    /// Inlinable, like the other combinators: the closures it builds are then compiled for the store's `State` and
+    /// `Action` where the chain is made, instead of running generic code that looks up type metadata per action.
+    @inlinable
     public static func combine<State, Action>(
         _ middleware: [Middleware<State, Action>]
     ) -> Middleware<State, Action> {
@@ -29,20 +33,42 @@ extension Middlewares {
     }
 
     /// Combines an array of side effects into one that runs each of them, in order.
+    @inlinable
     public static func combine<State, Action>(_ effects: [SideEffect<State, Action>]) -> SideEffect<State, Action> {
+        let parts = ContiguousArray(effects.map(\.accepts))
         let accepts: (@Sendable (Action) -> Bool)?
-        if effects.allSatisfy({ $0.accepts == nil }) {
+        if parts.allSatisfy({ $0 == nil }) {
             accepts = nil
         } else {
-            accepts = { action in effects.contains { $0.isAccepted(action) } }
+            accepts = { action in
+                for part in parts where part?(action) ?? true {
+                    return true
+                }
+                return false
+            }
         }
         return SideEffect(accepts: accepts) { api in
-            let handlers = effects.map { effect in (effect.accepts, effect.install(api)) }
+            let handlers = ContiguousArray(effects.map { CombinedEffect(accepts: $0.accepts, run: $0.install(api)) })
             return { action, api in
-                for (accepts, handler) in handlers where accepts?(action) ?? true {
-                    handler(action, api)
+                for handler in handlers where handler.accepts?(action) ?? true {
+                    handler.run(action, api)
                 }
             }
         }
+    }
+}
+
+/// One part of ``Middlewares/combine(_:)-([SideEffect<State,Action>])`` installed in a store.
+@usableFromInline
+struct CombinedEffect<State: Sendable, Action: Sendable>: Sendable {
+    @usableFromInline
+    let accepts: (@Sendable (Action) -> Bool)?
+    @usableFromInline
+    let run: SideEffect<State, Action>.Handler
+
+    @inlinable
+    init(accepts: (@Sendable (Action) -> Bool)?, run: @escaping SideEffect<State, Action>.Handler) {
+        self.accepts = accepts
+        self.run = run
     }
 }

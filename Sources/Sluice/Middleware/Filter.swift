@@ -4,6 +4,7 @@ extension Middlewares {
     /// - Parameters:
     ///   - isIncluded: Returns `true` for the actions the middleware should see.
     ///   - middleware: The middleware to apply.
+    @inlinable
     public static func filter<State, Action>(
         _ isIncluded: @escaping @Sendable (Action) -> Bool,
         _ middleware: Middleware<State, Action>
@@ -32,6 +33,7 @@ extension Middlewares {
     /// - Parameters:
     ///   - isIncluded: Returns `true` for the actions the effect should run for.
     ///   - effect: The effect.
+    @inlinable
     public static func filter<State, Action>(
         _ isIncluded: @escaping @Sendable (Action) -> Bool,
         _ effect: SideEffect<State, Action>

@@ -25,6 +25,7 @@ public struct Middleware<State: Sendable, Action: Sendable>: Sendable {
         @Sendable (MiddlewareAPI<State, Action>) -> (@escaping DispatchFunction<Action>) -> DispatchFunction<Action>
 
     /// Creates a middleware from the classic curried function `api -> next -> action`.
+    @inlinable
     public init(
         _ body:
             @escaping @Sendable (MiddlewareAPI<State, Action>) -> (@escaping DispatchFunction<Action>) ->

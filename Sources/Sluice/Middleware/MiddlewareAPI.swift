@@ -6,6 +6,7 @@ public struct MiddlewareAPI<State: Sendable, Action: Sendable>: Sendable {
     @usableFromInline
     let core: StoreCore<State, Action>
     /// Set for a run of a side effect under `takeLatest` (or an effect with an id): cancelled when superseded.
+    @usableFromInline
     package let cancellation: Cancellation?
 
     init(core: StoreCore<State, Action>, cancellation: Cancellation? = nil) {
@@ -47,7 +48,7 @@ public struct MiddlewareAPI<State: Sendable, Action: Sendable>: Sendable {
     ///   while its run was superseded is dropped then, so a stale result never overwrites a newer one. An action
     ///   accepted and queued is still processed if the run is cancelled afterwards; an action queued when the
     ///   store goes away is dropped with the rest of the queue.
-    @discardableResult
+    @inlinable @discardableResult
     public func dispatch(_ action: Action) -> Bool {
         if runIsCancelled {
             return false
@@ -63,6 +64,7 @@ public struct MiddlewareAPI<State: Sendable, Action: Sendable>: Sendable {
 
     /// Whether this run was superseded (by `takeLatest` or an effect with the same id); its dispatches and sends
     /// are then dropped.
+    @inlinable
     var runIsCancelled: Bool {
         cancellation?.isCancelled ?? false
     }

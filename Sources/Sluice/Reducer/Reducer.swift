@@ -102,11 +102,13 @@ extension Reducer {
 ///     withKey(\AppState.inventory, use: inventoryReducer)
 /// )
 /// ```
+@inlinable
 public func combineReducers<State, Action>(_ reducers: Reducer<State, Action>...) -> Reducer<State, Action> {
     combineReducers(reducers)
 }
 
 /// Combines an array of reducers into one that runs them in array order.
+@inlinable
 public func combineReducers<State, Action>(_ reducers: [Reducer<State, Action>]) -> Reducer<State, Action> {
     guard var combined = reducers.first else {
         return .identity

@@ -53,6 +53,7 @@ public struct SideEffect<State: Sendable, Action: Sendable>: Sendable {
     /// Creates a side effect that runs synchronously, on the dispatching thread, after each action was reduced.
     ///
     /// - Parameter run: The work; `api.dispatch` from here is queued and processed after the current action.
+    @inlinable
     public init(_ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) -> Void) {
         self.init(accepts: nil, install: { _ in run })
     }
@@ -109,6 +110,7 @@ public struct SideEffect<State: Sendable, Action: Sendable>: Sendable {
 extension Middleware {
     /// Lifts a side effect into the chain: each action goes to `next` (so the reducer sees it at once), then the
     /// effect runs for it.
+    @inlinable
     public init(_ sideEffect: SideEffect<State, Action>) {
         self.init { api in
             let handler = sideEffect.install(api)

@@ -73,6 +73,7 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
     @usableFromInline
     var waiterCount = 0
     /// The threads taken out of the line and woken to take the free pipeline, which have not come back for it yet.
+    @usableFromInline
     var woken: [ThreadID] = []
 
     /// The dispatches and sends waiting for the pipeline: those in line, and the threads woken to take it that have
@@ -86,6 +87,7 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
     static var starvation: UInt64 { 1_000_000 }
     var nextTicket: UInt64 = 0
     /// Counted only off the fast path: when a dispatch waits, or an action is queued.
+    @usableFromInline
     var statistics = StoreStatistics()
 
     @inlinable
@@ -107,6 +109,7 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
 
     /// A dispatch of `action` from `thread` while the pipeline is owned: queue it if `thread` is the owner (rule 2)
     /// or owns another store's pipeline (the hand-over between stores), or else tell it to wait.
+    @inlinable
     mutating func arrive(_ action: Action, from thread: ThreadID, ownsAnotherPipeline: Bool) -> Arrival {
         precondition(isOwned, "arrive on an idle pipeline")
         if owner == thread || ownsAnotherPipeline {
@@ -117,6 +120,7 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
     }
 
     /// Appends `action` to the owner's queue.
+    @inlinable
     mutating func enqueue(_ action: Action) {
         queue.append(action)
         statistics.queuedActions += 1
@@ -260,7 +264,8 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
         noteDepth()
     }
 
-    private mutating func noteDepth() {
+    @inlinable
+    mutating func noteDepth() {
         let depth = queue.count + waitingCount
         if depth > statistics.deepestQueue {
             statistics.deepestQueue = depth

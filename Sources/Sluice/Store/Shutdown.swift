@@ -206,6 +206,7 @@ extension StoreCore {
 
     /// Turns away a dispatch or send that found the pipeline owned while the store is gone (returns `true`, without
     /// `lock`) or refuses dispatches (counted, `true`, without `lock`); else returns `false` with `lock` held.
+    @usableFromInline
     func turnAwayIfClosedLocked() -> Bool {
         guard isAlive else {
             lock.unlock()

@@ -253,7 +253,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// without it.
     /// `fromAPI`: go through the chain as it is once the pipeline is free (`entry`), not through `chain`. `run`: the
     /// cancellation of the side-effect run that dispatches (see ``dispatchFromAPI(_:unlessCancelled:)``).
-    @usableFromInline
+    @inlinable
     func dispatchSlowLocked(
         _ action: Action,
         through chain: DispatchFunction<Action>?,
@@ -288,7 +288,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// `fromAPI`: go through the chain as it is once the pipeline is ours (`entry`), not through `chain`. `run`:
     /// checked once the pipeline is ours, as in ``dispatchFromAPI(_:unlessCancelled:)``; a queued action is processed
     /// whatever happens to its run.
-    @usableFromInline
+    @inlinable
     func dispatchToOwnedPipeline(
         _ action: Action,
         through chain: DispatchFunction<Action>?,
@@ -342,6 +342,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
 
     /// Processes `action` on the pipeline that this thread was handed after waiting `waited` nanoseconds; called
     /// with `lock` held, returns without it. Dropped if `run` was cancelled while the dispatch waited.
+    @usableFromInline
     func processAsOwnerLocked(
         _ action: Action,
         through chain: DispatchFunction<Action>?,
@@ -395,6 +396,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
 
     /// Waits in line, with `lock` held, until the pipeline is handed to this thread; returns the nanoseconds it
     /// waited.
+    @usableFromInline
     func waitForPipeline(_ thread: ThreadID) -> UInt64 {
         let start = monotonicNanoseconds()
         let wakeUp = ThreadWakeUp.current
@@ -641,14 +643,14 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     ///
     /// - Returns: `true` if the action was accepted (processed, or queued), `false` if the store is gone or `run`
     ///   was cancelled.
-    @usableFromInline @discardableResult
+    @inlinable @discardableResult
     func dispatchFromAPI(_ action: Action, unlessCancelled run: Cancellation?) -> Bool {
         lock.lock()
         return dispatchSlowLocked(action, through: nil, fromAPI: true, run: run)
     }
 
     /// ``dispatchFromAPI(_:unlessCancelled:)`` outside of any side-effect run.
-    @usableFromInline @discardableResult
+    @inlinable @discardableResult
     func dispatchFromAPI(_ action: Action) -> Bool {
         lock.lock()
         return dispatchSlowLocked(action, through: nil, fromAPI: true)

@@ -30,6 +30,7 @@ package final class Cancellation: @unchecked Sendable {
     }
 
     /// Whether `cancel()` was called on this cancellation or one of its ancestors.
+    @usableFromInline
     package var isCancelled: Bool {
         lock.withLock { isCancelledFlag }
     }
