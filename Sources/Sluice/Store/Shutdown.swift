@@ -154,11 +154,13 @@ extension StoreCore {
         // A dispatch in progress (on another thread, perhaps the one that started this task) was accepted: let it
         // finish, with the actions queued behind it, so that the owed runs it leaves are flushed below.
         await waitForFreePipeline(until: deadline)
-        var flushed = work.flushTimedEffects()
-        _ = await work.waitForTasks(excluding: caller, until: deadline)
-        // Actions accepted before the call but processed since may have left owed runs again.
-        flushed += work.flushTimedEffects()
-        await work.waitForTimedEffects(until: deadline)
+        // Owed runs and running tasks until both are done: a task cannot make a run owed (its dispatches are
+        // refused), but the runs that shutdown releases may start tasks, and make runs behind them owed.
+        var flushed = 0
+        repeat {
+            flushed += await work.settleTimedEffects(until: deadline)
+            _ = await work.waitForTasks(excluding: caller, until: deadline)
+        } while !work.isSettled(excluding: caller) && ContinuousClock.now < deadline && !Task.isCancelled
         let cancelled = work.runningCount(excluding: caller)
         let finished = work.tasksFinishedDuringShutdown
         let refused: Int = lock.withLock {
