@@ -144,7 +144,7 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
         }
     }
 
-    /// Performs the runs handed to the scheduler, unless ``flush()`` took them over already.
+    /// Performs the runs handed to the scheduler, unless ``flush(settlingWith:)`` took them over already.
     @usableFromInline
     func drainHandedOff() {
         let first: Run? = lock.withLock {
