@@ -99,16 +99,19 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
             receiveHandingOff(run, at: now)
             return
         }
-        let (first, request) = lock.withLock { () -> (Run?, TimerRequest?) in
-            let request = machine.receive(run, at: now, runs: &runs)
-            let first = runs.claim()
-            if _slowPath(isClosing) {
-                // No timer while the store shuts down: shutdown runs what the machine now owes.
-                noteClosingStateLocked()
-                return (first, nil)
-            }
-            return (first, request)
+        // `lock()` and `unlock()` rather than `withLock`: with the closing branch inside, the closure is not inlined,
+        // which costs a call and its context on every action.
+        lock.lock()
+        let request = machine.receive(run, at: now, runs: &runs)
+        let first = runs.claim()
+        if _slowPath(isClosing) {
+            // No timer while the store shuts down: shutdown runs what the machine now owes.
+            noteClosingStateLocked()
+            lock.unlock()
+            perform(first, nil)
+            return
         }
+        lock.unlock()
         if first != nil || request != nil {
             perform(first, request)
         }
@@ -188,13 +191,12 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
         guard var run = first else { return }
         while true {
             handler(run)
-            let next: Run? = lock.withLock {
-                let next = runs.next()
-                if _slowPath(isClosing) {
-                    noteClosingStateLocked()
-                }
-                return next
+            lock.lock()
+            let next = runs.next()
+            if _slowPath(isClosing) {
+                noteClosingStateLocked()
             }
+            lock.unlock()
             guard let next else { return }
             run = next
         }
