@@ -197,6 +197,11 @@ struct DebounceStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
     }
 
     @inlinable
+    var owesRuns: Bool {
+        pending != nil
+    }
+
+    @inlinable
     mutating func reset() {
         pending = nil
         deadline = nil

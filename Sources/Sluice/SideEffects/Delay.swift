@@ -108,6 +108,11 @@ struct DelayStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
     }
 
     @inlinable
+    var owesRuns: Bool {
+        head < entries.count
+    }
+
+    @inlinable
     mutating func reset() {
         entries.removeAll()
         head = 0

@@ -181,6 +181,11 @@ struct ThrottleStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
     }
 
     @inlinable
+    var owesRuns: Bool {
+        pending != nil
+    }
+
+    @inlinable
     mutating func reset() {
         pending = nil
         timerGeneration &+= 1

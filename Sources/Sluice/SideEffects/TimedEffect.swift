@@ -30,10 +30,18 @@ struct EffectRun<State: Sendable, Action: Sendable>: Sendable {
 ///
 /// With ``RunPlacement/onScheduler``, a thread that finds no run in progress does not perform the runs itself: it
 /// marks the path busy (`handoffPending`) and asks the scheduler to perform them, so `dispatch` never runs the
-/// effect. ``flush()`` (at shutdown) may take such a handed-off batch over before the scheduler gets to it; the
-/// scheduled drain then finds `handoffPending` cleared and does nothing.
+/// effect. ``flush(settlingWith:)`` (at shutdown) may take such a handed-off batch over before the scheduler gets to
+/// it; the scheduled drain then finds `handoffPending` cleared and does nothing.
 ///
-/// `@unchecked Sendable`: `machine`, `runs`, `timer` and `handoffPending` are guarded by `lock`.
+/// The first ``flush(settlingWith:)`` closes the modifier for good (`isClosing`): from then on it arms no timer,
+/// performs the runs that an action decides on the calling thread (never handing them to the scheduler), and tells
+/// the store's ``StoreWork`` whenever it starts or stops being busy (performing runs, or holding runs to perform)
+/// and whenever it starts or stops owing runs (a pending debounced or trailing run, queued delayed runs). Shutdown
+/// waits on those two counts and flushes again while runs are owed, so that a run that becomes owed after a flush
+/// (left by delayed runs that another thread performs, say) runs before shutdown returns.
+///
+/// `@unchecked Sendable`: `machine`, `runs`, `timer`, `handoffPending`, `isClosing` and the closing state are
+/// guarded by `lock`.
 ///
 /// The per-action path is `@inlinable`, so that it is specialized for the store's state and action types in the
 /// caller's module: unspecialized, it built generic type metadata on every action (about 2,000 instructions for
@@ -53,6 +61,14 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
     /// A drain was handed to the scheduler and has not started: the runs in `runs` wait for it.
     @usableFromInline @exclusivity(unchecked)
     var handoffPending = false
+    /// Set by the first ``flush(settlingWith:)``: the store is shutting down (see the type's notes).
+    @usableFromInline @exclusivity(unchecked)
+    var isClosing = false
+    /// Once closing, the store's work, told when this modifier's busy and owing states change.
+    private var settling: StoreWork?
+    /// The busy and owing states last told to `settling`.
+    private var reportedBusy = false
+    private var reportedOwing = false
     @usableFromInline
     let scheduler: any EffectScheduler
     @usableFromInline
@@ -83,10 +99,19 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
             receiveHandingOff(run, at: now)
             return
         }
-        let (first, request) = lock.withLock { () -> (Run?, TimerRequest?) in
-            let request = machine.receive(run, at: now, runs: &runs)
-            return (runs.claim(), request)
+        // `lock()` and `unlock()` rather than `withLock`: with the closing branch inside, the closure is not inlined,
+        // which costs a call and its context on every action.
+        lock.lock()
+        let request = machine.receive(run, at: now, runs: &runs)
+        let first = runs.claim()
+        if _slowPath(isClosing) {
+            // No timer while the store shuts down: shutdown runs what the machine now owes.
+            noteClosingStateLocked()
+            lock.unlock()
+            perform(first, nil)
+            return
         }
+        lock.unlock()
         if first != nil || request != nil {
             perform(first, request)
         }
@@ -94,14 +119,22 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
 
     /// ``receive(_:)`` with ``RunPlacement/onScheduler``: the runs that the action decided are performed by the
     /// scheduler, never by the dispatching thread.
+    ///
+    /// While the store shuts down, the runs are performed on the calling thread instead, like the runs that
+    /// shutdown releases.
     @usableFromInline
     func receiveHandingOff(_ run: Run, at now: DispatchTime) {
-        let (handOff, request) = lock.withLock { () -> (Bool, TimerRequest?) in
+        let (handOff, first, request) = lock.withLock { () -> (Bool, Run?, TimerRequest?) in
             let request = machine.receive(run, at: now, runs: &runs)
-            guard !runs.isDraining, !runs.isEmpty else { return (false, request) }
+            if isClosing {
+                let first = runs.claim()
+                noteClosingStateLocked()
+                return (false, first, nil)
+            }
+            guard !runs.isDraining, !runs.isEmpty else { return (false, nil, request) }
             runs.isDraining = true
             handoffPending = true
-            return (true, request)
+            return (true, nil, request)
         }
         if let request {
             arm(request)
@@ -109,15 +142,22 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
         if handOff {
             _ = scheduler.schedule(after: now) { [weak self] in self?.drainHandedOff() }
         }
+        if first != nil {
+            perform(first, nil)
+        }
     }
 
-    /// Performs the runs handed to the scheduler, unless ``flush()`` took them over already.
+    /// Performs the runs handed to the scheduler, unless ``flush(settlingWith:)`` took them over already.
     @usableFromInline
     func drainHandedOff() {
         let first: Run? = lock.withLock {
             guard handoffPending else { return nil }
             handoffPending = false
-            return runs.next()
+            let first = runs.next()
+            if isClosing {
+                noteClosingStateLocked()
+            }
+            return first
         }
         perform(first, nil)
     }
@@ -129,7 +169,12 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
             guard machine.timerGeneration == generation else { return nil }
             timer = nil
             let request = machine.timerFired(at: now, runs: &runs)
-            return (runs.claim(), request)
+            let first = runs.claim()
+            if isClosing {
+                noteClosingStateLocked()
+                return (first, nil)
+            }
+            return (first, request)
         }
         if let (first, request) = decision {
             perform(first, request)
@@ -146,7 +191,13 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
         guard var run = first else { return }
         while true {
             handler(run)
-            guard let next = lock.withLock({ runs.next() }) else { return }
+            lock.lock()
+            let next = runs.next()
+            if _slowPath(isClosing) {
+                noteClosingStateLocked()
+            }
+            lock.unlock()
+            guard let next else { return }
             run = next
         }
     }
@@ -165,35 +216,58 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
 
     /// Shutdown: the owed runs (a pending trailing or debounced run, the queued delayed runs) run now, on the
     /// calling thread unless another thread is performing runs of this modifier (it then performs them next), and
-    /// the timer is disarmed.
+    /// the timer is disarmed. The first call closes the modifier, which reports its busy and owing states to `work`
+    /// from then on (see the type's notes).
     ///
     /// - Returns: The number of owed runs that the machine released.
-    func flush() -> Int {
+    func flush(settlingWith work: StoreWork) -> Int {
         let (count, first, timer): (Int, Run?, ScheduledWork?) = lock.withLock {
+            if !isClosing {
+                isClosing = true
+                settling = work
+            }
             let count = machine.flush(runs: &runs)
             defer { self.timer = nil }
+            let first: Run?
             if handoffPending {
                 // Take over the batch handed to the scheduler: `isDraining` stays set, now for this thread.
                 handoffPending = false
-                return (count, runs.next(), self.timer)
+                first = runs.next()
+            } else {
+                first = runs.claim()
             }
-            return (count, runs.claim(), self.timer)
+            noteClosingStateLocked()
+            return (count, first, self.timer)
         }
         timer?.cancel()
         perform(first, nil)
         return count
     }
 
-    /// Whether no run of this modifier is in progress or waiting to be performed.
-    var isIdle: Bool {
-        lock.withLock { !runs.isDraining && runs.isEmpty }
+    /// Tells the store's work when this closing modifier starts or stops being busy (a thread performs its runs,
+    /// or runs wait to be performed) or owing runs; called with `lock` held, once `isClosing` is set.
+    @usableFromInline
+    func noteClosingStateLocked() {
+        let busy = runs.isDraining || !runs.isEmpty
+        let owing = machine.owesRuns
+        guard busy != reportedBusy || owing != reportedOwing, let settling else { return }
+        settling.timedEffectChanged(
+            busy: (busy ? 1 : 0) - (reportedBusy ? 1 : 0),
+            owing: (owing ? 1 : 0) - (reportedOwing ? 1 : 0)
+        )
+        reportedBusy = busy
+        reportedOwing = owing
     }
 
     private func tearDown() {
         let (timer, dropped): (ScheduledWork?, [Run]) = lock.withLock {
             machine.reset()
             defer { self.timer = nil }
-            return (self.timer, runs.removeAll())
+            let dropped = runs.removeAll()
+            if isClosing {
+                noteClosingStateLocked()
+            }
+            return (self.timer, dropped)
         }
         timer?.cancel()
         _ = dropped  // released here, outside the lock
@@ -287,6 +361,8 @@ protocol TimedStateMachine: SendableMetatype {
     mutating func timerFired(at now: DispatchTime, runs: inout RunQueue<Run>) -> TimerRequest?
     /// The store shuts down: append every owed run to `runs` now, forget the timer, and return how many.
     mutating func flush(runs: inout RunQueue<Run>) -> Int
+    /// Whether ``flush(runs:)`` would release a run now.
+    var owesRuns: Bool { get }
     /// The store went away: forget everything.
     mutating func reset()
 }

@@ -10,9 +10,12 @@ extension Store {
     ///    accepted before the call (queued behind a dispatch in progress) are still processed.
     /// 2. **Owed runs run now.** The pending trailing run of each `throttle` (with `trailing: true`), the pending
     ///    run of each `debounce`, and the queued runs of each `delay` run at once, on the calling thread (or right
-    ///    after the run of that modifier in progress on another thread), instead of at their time.
+    ///    after the run of that modifier in progress on another thread), instead of at their time. Shutdown waits
+    ///    for runs in progress on other threads, and runs what they leave owed (a `debounce` behind a `delay`), until
+    ///    no modifier is busy or owes a run: each owed run runs exactly once.
     /// 3. **Running tasks are awaited** up to `timeout`: the tasks of effects (``start(_:)``, `run`) and of
-    ///    `async` side effects, including those that step 2 started.
+    ///    `async` side effects, including those that step 2 started. Steps 2 and 3 repeat until nothing is owed,
+    ///    busy or running, or until `timeout`.
     /// 4. **What is left is cancelled**, as when the store is freed: the tasks still running (counted in
     ///    ``ShutdownReport/cancelledTasks``), the timers, and the state streams, which end.
     ///
@@ -24,8 +27,8 @@ extension Store {
     /// print("ran \(report.flushedRuns) owed runs, cancelled \(report.cancelledTasks) tasks")
     /// ```
     ///
-    /// Calling it again, or from several tasks at once, is safe: one call does the work, every call returns the
-    /// same report. Called from inside an effect or an `async` side effect of this store, it does not wait for its
+    /// Calling it again, or from several tasks at once, is safe: one call does the work, and every call returns only
+    /// once that work is done, with the same report. Called from inside an effect or an `async` side effect of this store, it does not wait for its
     /// caller (which would wait for itself until `timeout`); the caller is not counted, and its task is cancelled
     /// with the rest when shutdown ends, after which `shutdown` returns to it normally.
     ///
@@ -154,11 +157,13 @@ extension StoreCore {
         // A dispatch in progress (on another thread, perhaps the one that started this task) was accepted: let it
         // finish, with the actions queued behind it, so that the owed runs it leaves are flushed below.
         await waitForFreePipeline(until: deadline)
-        var flushed = work.flushTimedEffects()
-        _ = await work.waitForTasks(excluding: caller, until: deadline)
-        // Actions accepted before the call but processed since may have left owed runs again.
-        flushed += work.flushTimedEffects()
-        await work.waitForTimedEffects(until: deadline)
+        // Owed runs and running tasks until both are done: a task cannot make a run owed (its dispatches are
+        // refused), but the runs that shutdown releases may start tasks, and make runs behind them owed.
+        var flushed = 0
+        repeat {
+            flushed += await work.settleTimedEffects(until: deadline)
+            _ = await work.waitForTasks(excluding: caller, until: deadline)
+        } while !work.isSettled(excluding: caller) && ContinuousClock.now < deadline && !Task.isCancelled
         let cancelled = work.runningCount(excluding: caller)
         let finished = work.tasksFinishedDuringShutdown
         let refused: Int = lock.withLock {

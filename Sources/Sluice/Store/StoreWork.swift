@@ -5,7 +5,9 @@
 ///   not to wait for its caller, and with its kind, so that the test store can tell running side-effect tasks
 ///   from running effects. This is the one count of running tasks of the store.
 /// - Owed runs: each time-based modifier installed in the store registers its ``TimedEffect`` (weakly), so that
-///   shutdown can run what it owes now.
+///   shutdown can run what it owes now. Once flushed, a modifier reports here whether it is busy (performing runs,
+///   on whatever thread) and whether it owes runs again; shutdown waits on these counts (see
+///   ``settleTimedEffects(until:)``).
 /// - The failure handler given to the store, called for errors of effects that nobody else sees.
 /// - The shutdown's progress: the first call performs it, later and concurrent calls wait for its report.
 ///
@@ -16,23 +18,33 @@ final class StoreWork: @unchecked Sendable {
     /// How many of `running` are side-effect tasks.
     private var runningSideEffectTasks = 0
     private var nextToken: UInt64 = 0
-    private var idleWaiters: [UInt64: IdleWaiter] = [:]
+    private var waiters: [UInt64: Waiter] = [:]
     private var cancelledWaiters: Set<UInt64> = []
     private var timedEffects: [TimedEffectHandle] = []
+    /// How many flushed modifiers are busy, and how many owe runs (see ``TimedEffect/noteClosingStateLocked()``).
+    private var busyTimedEffects = 0
+    private var owingTimedEffects = 0
     private var failureHandler: (@Sendable (EffectFailure) -> Void)?
     private var phase = Phase.open
     /// Tracked tasks that ended while shutdown was waiting.
     private var finishedDuringShutdown = 0
 
-    private struct IdleWaiter {
-        let excluded: UInt64?
+    /// What a waiter waits for.
+    private enum Awaited {
+        /// No tracked task runs besides `excluded`.
+        case tasksIdle(excluding: UInt64?)
+        /// No flushed modifier is busy.
+        case timedRunsDone
+    }
+
+    private struct Waiter {
+        let awaited: Awaited
         let continuation: CheckedContinuation<Void, Never>
     }
 
     /// A time-based modifier, seen by shutdown without keeping it alive.
     private struct TimedEffectHandle {
-        let flush: @Sendable () -> Int
-        let isIdle: @Sendable () -> Bool
+        let flush: @Sendable (StoreWork) -> Int
     }
 
     private enum Phase {
@@ -103,11 +115,25 @@ final class StoreWork: @unchecked Sendable {
             if case .shuttingDown = phase {
                 finishedDuringShutdown += 1
             }
-            let ids = idleWaiters.filter { isIdle(excluding: $0.value.excluded) }.map(\.key)
-            return ids.compactMap { idleWaiters.removeValue(forKey: $0)?.continuation }
+            return takeReadyWaitersLocked()
         }
         for continuation in ready {
             continuation.resume()
+        }
+    }
+
+    /// Removes the waiters whose condition holds and returns their continuations; called with `lock` held.
+    private func takeReadyWaitersLocked() -> [CheckedContinuation<Void, Never>] {
+        if waiters.isEmpty { return [] }
+        let ids = waiters.filter { holds($0.value.awaited) }.map(\.key)
+        return ids.compactMap { waiters.removeValue(forKey: $0)?.continuation }
+    }
+
+    /// Whether `awaited` holds now; called with `lock` held.
+    private func holds(_ awaited: Awaited) -> Bool {
+        switch awaited {
+        case .tasksIdle(let excluded): isIdle(excluding: excluded)
+        case .timedRunsDone: busyTimedEffects == 0
         }
     }
 
@@ -133,10 +159,16 @@ final class StoreWork: @unchecked Sendable {
 
     /// Waits until no tracked task besides `excluded` runs, or until `deadline`; returns whether they all ended.
     func waitForTasks(excluding excluded: UInt64?, until deadline: ContinuousClock.Instant) async -> Bool {
-        if lock.withLock({ isIdle(excluding: excluded) }) { return true }
-        return await withTaskGroup(of: Bool.self) { group in
+        await wait(for: .tasksIdle(excluding: excluded), until: deadline)
+    }
+
+    /// Waits until `awaited` holds, until `deadline`, or until the calling task is cancelled; returns whether it
+    /// holds.
+    private func wait(for awaited: Awaited, until deadline: ContinuousClock.Instant) async -> Bool {
+        if lock.withLock({ holds(awaited) }) { return true }
+        let held = await withTaskGroup(of: Bool.self) { group in
             group.addTask {
-                await self.waitUntilIdle(excluding: excluded)
+                await self.waitUntil(awaited)
                 return true
             }
             group.addTask {
@@ -147,10 +179,11 @@ final class StoreWork: @unchecked Sendable {
             group.cancelAll()
             return first
         }
+        return held && lock.withLock { holds(awaited) }
     }
 
-    /// Returns when no tracked task besides `excluded` runs, or when the calling task is cancelled.
-    private func waitUntilIdle(excluding excluded: UInt64?) async {
+    /// Returns when `awaited` holds, or when the calling task is cancelled.
+    private func waitUntil(_ awaited: Awaited) async {
         let id: UInt64 = lock.withLock {
             nextToken &+= 1
             return nextToken
@@ -158,8 +191,8 @@ final class StoreWork: @unchecked Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let resumeNow: Bool = lock.withLock {
-                    if isIdle(excluding: excluded) || cancelledWaiters.contains(id) { return true }
-                    idleWaiters[id] = IdleWaiter(excluded: excluded, continuation: continuation)
+                    if holds(awaited) || cancelledWaiters.contains(id) { return true }
+                    waiters[id] = Waiter(awaited: awaited, continuation: continuation)
                     return false
                 }
                 if resumeNow {
@@ -168,7 +201,7 @@ final class StoreWork: @unchecked Sendable {
             }
         } onCancel: {
             let continuation: CheckedContinuation<Void, Never>? = lock.withLock {
-                if let waiter = idleWaiters.removeValue(forKey: id) { return waiter.continuation }
+                if let waiter = waiters.removeValue(forKey: id) { return waiter.continuation }
                 cancelledWaiters.insert(id)
                 return nil
             }
@@ -181,26 +214,44 @@ final class StoreWork: @unchecked Sendable {
 
     /// Lets shutdown flush `timed`, for as long as it exists.
     func register<Machine>(_ timed: TimedEffect<Machine>) {
-        let handle = TimedEffectHandle(
-            flush: { [weak timed] in timed?.flush() ?? 0 },
-            isIdle: { [weak timed] in timed?.isIdle ?? true }
-        )
+        let handle = TimedEffectHandle(flush: { [weak timed] work in timed?.flush(settlingWith: work) ?? 0 })
         lock.withLock { timedEffects.append(handle) }
     }
 
-    /// Runs what every time-based modifier of the store owes, now; returns how many runs that released.
-    func flushTimedEffects() -> Int {
+    /// Runs what every time-based modifier of the store owes, until none is busy and none owes runs: flushes them
+    /// all (which closes them), waits until no run of theirs is in progress on any thread, and flushes again while
+    /// one owes runs (left by runs performed meanwhile: a `debounce` behind a `delay`, fed by the delayed runs).
+    /// Stops early at `deadline` or when the calling task is cancelled; returns how many owed runs it released.
+    ///
+    /// Each pass releases only what the machines owe at that moment, so no run is released twice.
+    func settleTimedEffects(until deadline: ContinuousClock.Instant) async -> Int {
         let handles = lock.withLock { timedEffects }
-        return handles.reduce(0) { $0 + $1.flush() }
+        var released = 0
+        while true {
+            released += handles.reduce(0) { $0 + $1.flush(self) }
+            guard await wait(for: .timedRunsDone, until: deadline) else { return released }
+            if lock.withLock({ owingTimedEffects == 0 }) { return released }
+        }
     }
 
-    /// Waits, polling, until no time-based modifier of the store is performing runs on another thread, until
-    /// `deadline`, or until the calling task is cancelled.
-    func waitForTimedEffects(until deadline: ContinuousClock.Instant) async {
-        let handles = lock.withLock { timedEffects }
-        while !handles.allSatisfy({ $0.isIdle() }) && ContinuousClock.now < deadline && !Task.isCancelled {
-            try? await Task.sleep(for: .milliseconds(1))
+    /// A flushed modifier became busy or idle (`busy` +1 or -1) or started or stopped owing runs (`owing`);
+    /// called with that modifier's lock held.
+    func timedEffectChanged(busy: Int, owing: Int) {
+        let ready: [CheckedContinuation<Void, Never>] = lock.withLock {
+            busyTimedEffects += busy
+            owingTimedEffects += owing
+            return busy < 0 ? takeReadyWaitersLocked() : []
         }
+        for continuation in ready {
+            continuation.resume()
+        }
+    }
+
+    /// Whether all the work that shutdown waits for is done: no flushed modifier is busy or owes runs, and no tracked
+    /// task besides `excluded` runs. Read at once, under one lock: once it is `true` after every modifier was
+    /// flushed and dispatches are refused, nothing can start any more work.
+    func isSettled(excluding excluded: UInt64?) -> Bool {
+        lock.withLock { busyTimedEffects == 0 && owingTimedEffects == 0 && isIdle(excluding: excluded) }
     }
 
     // MARK: Shutdown
