@@ -259,7 +259,38 @@ public final class Journal: @unchecked Sendable {
         _ store: Store<State, Action>,
         reducerVersion: Int = 0
     ) throws(JournalError) -> UInt64 {
-        let (state, sequence) = stateAndSequence(of: store)
+        try snapshot(of: store.core, reducerVersion: reducerVersion)
+    }
+
+    /// Saves the state of the store that `api` belongs to, as ``snapshot(_:reducerVersion:)-(Store<State,Action>,_)``
+    /// does: for a side effect, which gets the API rather than the store.
+    ///
+    /// ```swift
+    /// let save = Middlewares.debounce(.seconds(5), runs: .onScheduler, SideEffect<Counter, CounterAction> { _, api in
+    ///     try? journal.snapshot(api)
+    /// })
+    /// ```
+    ///
+    /// ``Middlewares/snapshot(to:debounce:maxWait:reducerVersion:)`` is this side effect, ready-made.
+    ///
+    /// - Parameters:
+    ///   - api: The API of a store that journals to this journal.
+    ///   - reducerVersion: The version of the reducer, stored with the snapshot.
+    /// - Returns: The sequence number the snapshot covers.
+    /// - Throws: As ``snapshot(_:reducerVersion:)-(Store<State,Action>,_)``.
+    @discardableResult
+    public func snapshot<State: Encodable, Action>(
+        _ api: MiddlewareAPI<State, Action>,
+        reducerVersion: Int = 0
+    ) throws(JournalError) -> UInt64 {
+        try snapshot(of: api.core, reducerVersion: reducerVersion)
+    }
+
+    private func snapshot<State: Encodable, Action>(
+        of core: StoreCore<State, Action>,
+        reducerVersion: Int
+    ) throws(JournalError) -> UInt64 {
+        let (state, sequence) = stateAndSequence(of: core)
         let payload = try JournalCoder().encode(state)
         try flush(sync: true)
         try ioLock.withLock { () throws(JournalError) in
@@ -467,16 +498,16 @@ public final class Journal: @unchecked Sendable {
     }
 
     /// Reads the store's state and the sequence number of the last action in it, together.
-    private func stateAndSequence<State, Action>(of store: Store<State, Action>) -> (State, UInt64) {
+    private func stateAndSequence<State, Action>(of core: StoreCore<State, Action>) -> (State, UInt64) {
         if stateLock.withLock({ recordsInReducer }) {
             // The journal records in the reducer, under the store's lock: with that lock held, no action is
             // between recorded and reduced.
-            return store.core.withStatePointer(tracked: false) { state in (state.pointee, lastSequence) }
+            return core.withStatePointer(tracked: false) { state in (state.pointee, lastSequence) }
         }
         // From a subscriber (or a middleware before the journal's) of this store, this thread holds the gate:
         // the state then is the one after the action with the last sequence number.
         let insideDispatch = stateLock.withLock { gateOwner == .current }
-        return insideDispatch ? (store.state, lastSequence) : gate.withLock { (store.state, lastSequence) }
+        return insideDispatch ? (core.state, lastSequence) : gate.withLock { (core.state, lastSequence) }
     }
 
     /// Holds the gate while the middleware records and reduces one action.

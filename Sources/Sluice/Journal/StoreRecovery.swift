@@ -34,6 +34,8 @@ extension Store where State: Codable, Action: Codable {
     ///   - middleware: The middleware for new actions; the journal records what comes out of it (with
     ///     `.groupCommit` in the reducer itself, under the store's lock; otherwise in a journal middleware added
     ///     after these).
+    ///   - dependencies: The store's services (see <doc:ServicesAndDependencies>); by default those of the
+    ///     ``withStoreDependencies(_:operation:)`` region the store is created in, as for every store.
     ///   - onEffectError: The store's error channel (see ``init(initialState:reducer:middleware:onEffectError:)``),
     ///     which also receives the error that stops the journal, as an ``EffectFailure`` from
     ///     ``EffectFailure/Source/journal``.
@@ -49,6 +51,7 @@ extension Store where State: Codable, Action: Codable {
         initialState: State,
         reducer: Reducer<State, Action>,
         middleware: [Middleware<State, Action>] = [],
+        dependencies: StoreDependencies = StoreDependencies.current,
         onEffectError: (@Sendable (EffectFailure) -> Void)? = nil,
         instrumentation: StoreInstrumentation<Action>? = nil
     ) throws(JournalError) {
@@ -63,7 +66,7 @@ extension Store where State: Codable, Action: Codable {
                 initialState: state,
                 reducer: reducer,
                 middleware: middleware + [Middlewares.journal(journal, durability: durability)],
-                dependencies: StoreDependencies.current,
+                dependencies: dependencies,
                 onEffectError: onEffectError,
                 instrumentation: instrumentation
             )
@@ -86,7 +89,7 @@ extension Store where State: Codable, Action: Codable {
                 }
             }),
             middleware: middleware,
-            dependencies: StoreDependencies.current,
+            dependencies: dependencies,
             onEffectError: onEffectError,
             instrumentation: instrumentation
         )
@@ -95,7 +98,7 @@ extension Store where State: Codable, Action: Codable {
 
     /// Rebuilds the state that a journal records, without creating a store.
     ///
-    /// The same recovery as ``init(recoveringFrom:durability:reducerVersion:initialState:reducer:middleware:onEffectError:instrumentation:)``;
+    /// The same recovery as ``init(recoveringFrom:durability:reducerVersion:initialState:reducer:middleware:dependencies:onEffectError:instrumentation:)``;
     /// use it to inspect a journal, or to check it against another replay.
     public static func recover(
         from journal: Journal,
