@@ -218,43 +218,52 @@ extension Middlewares {
                         next(action)
                         return
                     }
-                    let waited = api.core.pipelineLoadOfCurrentAction().waited
-                    if diff {
-                        let before = api.state
-                        let start = clock()
-                        next(action)
-                        let elapsed = clock() &- start
-                        let after = api.state
-                        let changes = StateDiff(before, after, format)
-                        records(
-                            LogRecord(
-                                level: level,
-                                action: action,
-                                elapsed: elapsed,
-                                waited: waited,
-                                changes: changes.changes,
-                                omittedChanges: changes.omitted,
-                                format: format
-                            )
-                        )
-                    } else {
-                        let start = clock()
-                        next(action)
-                        let elapsed = clock() &- start
-                        records(
-                            LogRecord(
-                                level: level,
-                                action: action,
-                                elapsed: elapsed,
-                                waited: waited,
-                                changes: nil,
-                                omittedChanges: 0,
-                                format: format
-                            )
-                        )
-                    }
+                    logAction(
+                        action,
+                        api: api,
+                        next: next,
+                        level: level,
+                        diff: diff,
+                        format: format,
+                        records: records,
+                        clock: clock
+                    )
                 }
             }
         }
+    }
+
+    /// Runs the rest of the chain for a chosen action, measures it, and hands its record to `records`.
+    ///
+    /// Apart from the per-action closure, and never inlined into it: the record's generic types are then looked up
+    /// only for the actions that are logged, not for every action that sampling skips.
+    @inline(never)
+    static func logAction<State: Sendable, Action: Sendable>(
+        _ action: Action,
+        api: MiddlewareAPI<State, Action>,
+        next: DispatchFunction<Action>,
+        level: LogLevel,
+        diff: Bool,
+        format: LogLineFormat,
+        records: @Sendable (LogRecord<Action>) -> Void,
+        clock: @Sendable () -> UInt64
+    ) {
+        let waited = api.core.pipelineLoadOfCurrentAction().waited
+        let before = diff ? api.state : nil
+        let start = clock()
+        next(action)
+        let elapsed = clock() &- start
+        let changes = before.map { StateDiff($0, api.state, format) }
+        records(
+            LogRecord(
+                level: level,
+                action: action,
+                elapsed: elapsed,
+                waited: waited,
+                changes: changes?.changes,
+                omittedChanges: changes?.omitted ?? 0,
+                format: format
+            )
+        )
     }
 }
