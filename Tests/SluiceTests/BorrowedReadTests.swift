@@ -151,7 +151,7 @@ import Testing
     @Test func dispatchingFromInsideReadStopsWithAMessageInDebugBuilds() async {
         await #expect(processExitsWith: .failure) {
             let store = Store(initialState: 0, reducer: Reducer<Int, Int>(mutating: { $0 += $1 }))
-            store.read { _ in store.dispatch(1) }  // `body` holds the lock: it must not call the store
+            _ = store.read { _ in store.dispatch(1) }  // `body` holds the lock: it must not call the store
         }
     }
     #endif

@@ -27,7 +27,7 @@ import Testing
         #expect(apiBox.current?.dispatch(.increment) == false)
         #expect(store.state.count == 1)
         #expect(report.refusedDispatches == 0)
-        #expect(store.refusedDispatchCount == 2)
+        #expect(store.statistics.refusedDispatches == 2)
         #expect(apiBox.current?.isCancelled == true)
     }
 
@@ -47,8 +47,8 @@ import Testing
         #expect(await plain.send(.increment).isAccepted == false)  // the no-middleware fast path too
         #expect(withMiddleware.state.count == 1)
         #expect(plain.state.count == 1)
-        #expect(withMiddleware.refusedDispatchCount == 3)
-        #expect(plain.refusedDispatchCount == 1)
+        #expect(withMiddleware.statistics.refusedDispatches == 3)
+        #expect(plain.statistics.refusedDispatches == 1)
         #expect(withMiddleware.statistics.refusedDispatches == 3)
         #expect(plain.statistics.refusedDispatches == 1)
     }
@@ -66,7 +66,7 @@ import Testing
         #expect(
             await waitUntil {
                 store.dispatch(.noop)
-                return store.refusedDispatchCount == 1
+                return store.statistics.refusedDispatches == 1
             }
         )
         gate.open()
@@ -101,8 +101,8 @@ import Testing
             let report = await store.shutdown(timeout: .seconds(60))
             await finished.wait()
             #expect(store.state.count == accepted.current)
-            #expect(accepted.current + store.refusedDispatchCount == 4 * 500)
-            #expect(report.refusedDispatches <= store.refusedDispatchCount)
+            #expect(accepted.current + store.statistics.refusedDispatches == 4 * 500)
+            #expect(report.refusedDispatches <= store.statistics.refusedDispatches)
         }
     }
 
@@ -264,7 +264,7 @@ import Testing
         #expect(
             await waitUntil {
                 store.dispatch(.noop)
-                return store.refusedDispatchCount > 0
+                return store.statistics.refusedDispatches > 0
             }
         )
         caller.cancel()

@@ -52,6 +52,7 @@ extension StoreDependencies {
 ///   - update: Changes the dependencies for the region.
 ///   - operation: The region.
 /// - Returns: What `operation` returns.
+@discardableResult
 public func withStoreDependencies<R>(
     _ update: (inout StoreDependencies) throws -> Void,
     operation: () throws -> R
@@ -69,6 +70,7 @@ public func withStoreDependencies<R>(
 ///   - isolation: The caller's actor isolation.
 ///   - operation: The region.
 /// - Returns: What `operation` returns.
+@discardableResult
 public func withStoreDependencies<R>(
     _ update: (inout StoreDependencies) throws -> Void,
     isolation: isolated (any Actor)? = #isolation,

@@ -19,9 +19,16 @@ public struct RandomSource: RandomNumberGenerator, Sendable {
         generator.next()
     }
 
-    /// The system's generator (`SystemRandomNumberGenerator`).
-    public static var system: RandomSource {
+    /// The system's generator (`SystemRandomNumberGenerator`): the live value, named as ``DateProvider/live`` and
+    /// ``IDGenerator/live`` are.
+    public static var live: RandomSource {
         RandomSource(.system)
+    }
+
+    /// The system's generator; renamed ``live``.
+    @available(*, deprecated, renamed: "live")
+    public static var system: RandomSource {
+        live
     }
 
     /// A reproducible generator (SplitMix64) that starts from `seed`: the same seed gives the same numbers.
@@ -76,7 +83,7 @@ extension StoreDependencies {
 }
 
 private enum RandomKey: StoreDependencyKey {
-    static let liveValue = RandomSource.system
+    static let liveValue = RandomSource.live
     /// Computed: each test container builds its own, and keeps it.
     static var testValue: RandomSource { .seeded(0) }
 }

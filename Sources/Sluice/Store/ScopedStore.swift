@@ -49,7 +49,10 @@ public struct ScopedStore<State: Equatable & Sendable, Action: Sendable>: Sendab
     }
 
     /// Sends an action to the store, through its middleware; see ``Store/dispatch(_:)``.
-    public func dispatch(_ action: Action) {
+    ///
+    /// - Returns: `true` if the store accepted the action, `false` if it refused it or is gone.
+    @discardableResult
+    public func dispatch(_ action: Action) -> Bool {
         handle.dispatchFromAPI(action)
     }
 

@@ -84,6 +84,7 @@ extension Store {
     }
 
     /// The number of dispatches refused since ``shutdown(timeout:)`` began.
+    @available(*, deprecated, message: "Read statistics.refusedDispatches: the one place for the store's counts.")
     public var refusedDispatchCount: Int {
         core.refusedDispatches
     }

@@ -131,9 +131,13 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     /// Returns when the action, and every action that its processing dispatched on this thread, has been
     /// reduced and its subscribers notified. Called from inside such processing (a middleware, a side effect,
     /// a subscriber), it queues the action and returns at once. Safe from any thread. Once ``shutdown(timeout:)``
-    /// has begun, the action is refused: dropped, and counted in ``refusedDispatchCount``.
-    @inlinable @inline(__always)
-    public func dispatch(_ action: Action) {
+    /// has begun, the action is refused: dropped, and counted in ``StoreStatistics/refusedDispatches``.
+    ///
+    /// - Returns: `true` if the action was accepted (processed, or queued for the thread that runs the store's
+    ///   work), `false` if it was refused (shutdown has begun) or the store is gone: the same answer as
+    ///   ``MiddlewareAPI/dispatch(_:)`` and ``ScopedStore/dispatch(_:)``. Ignoring it costs nothing.
+    @inlinable @inline(__always) @discardableResult
+    public func dispatch(_ action: Action) -> Bool {
         core.dispatch(action, through: chain)
     }
 

@@ -33,7 +33,7 @@ public struct StoreStatistics: Sendable, Hashable {
     /// The most actions waiting at one time: queued for the thread that runs the store's work, plus the dispatches
     /// and sends waiting for it.
     public var deepestQueue = 0
-    /// The dispatches and sends refused because ``Store/shutdown(timeout:)`` had begun (``Store/refusedDispatchCount``).
+    /// The dispatches and sends refused because ``Store/shutdown(timeout:)`` had begun.
     public var refusedDispatches = 0
 
     /// Statistics of a store that nobody has dispatched to yet.
