@@ -10,7 +10,7 @@ import Testing
 /// The Swift blocks of README.md, in order (compiled; run only where a test calls `snippets()`).
 enum READMESnippets {
     static func snippets() async throws {
-        // README.md:35
+        // README.md:40
         struct AppState: Sendable {
             var count = 0
             var history: [Int] = []
@@ -50,7 +50,7 @@ enum READMESnippets {
         _ = store
         _ = subscription
 
-        // README.md:109
+        // README.md:114
         do {
             let last = store.read { $0.history.last }                          // borrowed, under the lock
             let total = store.dispatch(.add(5), reading: { $0.count })         // the state right after this action
@@ -60,7 +60,7 @@ enum READMESnippets {
             _ = watcher
         }
 
-        // README.md:122
+        // README.md:127
         store.run { api in
             if api.state.count == 0 { api.dispatch(.add(10)) }        // synchronous, on this thread
         }
@@ -76,7 +76,7 @@ enum READMESnippets {
         store.cancel(id: "poll")
         _ = total
 
-        // README.md:149
+        // README.md:154
         let audit = SideEffect<AppState, AppAction> { action, api in
             print("\(action) as \(api.dependencies.makeID()) at \(api.dependencies.date.now.timeIntervalSince1970)")
         }
@@ -97,7 +97,7 @@ enum READMESnippets {
         _ = scheduler
         _ = audited
 
-        // README.md:314
+        // README.md:319
         do {
             let journal = try Journal(directory: dataDirectory)
             let store = try Store<Counter, CounterAction>(
@@ -112,7 +112,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:347
+        // README.md:352
         do {
             let report = Middlewares.throttle(.seconds(1)) { (action: AppAction, api: MiddlewareAPI<AppState, AppAction>) in
                 print("count is", api.state.count)  // at most once a second, however many actions arrive
@@ -122,7 +122,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:385
+        // README.md:390
         do {
             let store = Store<AppState, AppAction>(
                 initialState: AppState(),
@@ -136,7 +136,7 @@ enum READMESnippets {
             _ = report
         }
 
-        // README.md:410
+        // README.md:415
         do {
             let store = Store<AppState, AppAction>(
                 initialState: AppState(),
@@ -146,7 +146,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:440
+        // README.md:445
         do {
             let minimumLevel = Middlewares.LogLevel.info
             let store = Store<AppState, AppAction>(
@@ -165,7 +165,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:553
+        // README.md:558
         func addAddsTheAmount() {
             let next = counter(AppState(), .add(41))
             #expect(next.count == 41)
@@ -173,7 +173,7 @@ enum READMESnippets {
         }
         addAddsTheAmount()
 
-        // README.md:565
+        // README.md:570
         func everyActionIsLogged() {
             let lines = Recorder<String>()  // a small lock-guarded array of your test support code
             let store = Store<AppState, AppAction>(
@@ -187,7 +187,7 @@ enum READMESnippets {
         }
         everyActionIsLogged()
 
-        // README.md:584
+        // README.md:589
         func reportIsDebounced() {
             let scheduler = TestScheduler()
             let reports = Recorder<Int>()
@@ -209,7 +209,7 @@ enum READMESnippets {
         }
         reportIsDebounced()
 
-        // README.md:616
+        // README.md:621
         do {
             struct Quote: Equatable, Sendable {
                 var symbol = ""

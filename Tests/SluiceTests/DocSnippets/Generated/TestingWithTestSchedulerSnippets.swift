@@ -10,7 +10,7 @@ import Testing
 /// The Swift blocks of Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md, in order (compiled; run only where a test calls `snippets()`).
 enum TestingWithTestSchedulerSnippets {
     static func snippets() async throws {
-        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:34
+        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:35
         func shippingRemovesThePendingOrder() {
             let state = OrderState(pending: [1, 2], shipped: 0)
             let next = orders(state, .ship(id: 1))
@@ -18,7 +18,7 @@ enum TestingWithTestSchedulerSnippets {
         }
         shippingRemovesThePendingOrder()
 
-        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:48
+        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:49
         func duplicatesAreDropped() {
             let store = Store<OrderState, OrderAction>(
                 initialState: OrderState(),
@@ -31,7 +31,7 @@ enum TestingWithTestSchedulerSnippets {
         }
         duplicatesAreDropped()
 
-        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:64
+        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:65
         final class Recorder<Value: Sendable>: @unchecked Sendable {
             private let lock = NSLock()  // @unchecked: `storage` is only used with `lock` held.
             private var storage: [Value] = []
@@ -45,7 +45,7 @@ enum TestingWithTestSchedulerSnippets {
             }
         }
 
-        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:81
+        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:82
         func shipmentsAreLogged() {
             let lines = Recorder<String>()
             let store = Store<OrderState, OrderAction>(
@@ -59,7 +59,7 @@ enum TestingWithTestSchedulerSnippets {
         }
         shipmentsAreLogged()
 
-        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:120
+        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:121
         func searchIsDebounced() {
             let scheduler = TestScheduler()
             let searches = Recorder<String>()
@@ -84,7 +84,7 @@ enum TestingWithTestSchedulerSnippets {
         }
         searchIsDebounced()
 
-        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:156
+        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:157
         func throttleLatestRunsTheNewestActionOfEachWindow() {
             let scheduler = TestScheduler()
             let start = scheduler.now
@@ -112,7 +112,7 @@ enum TestingWithTestSchedulerSnippets {
         }
         throttleLatestRunsTheNewestActionOfEachWindow()
 
-        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:190
+        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:191
         func aLateSearchRunsOnceWithTheLastText() {
             let scheduler = TestScheduler()
             let searches = Recorder<String>()
@@ -134,7 +134,7 @@ enum TestingWithTestSchedulerSnippets {
         }
         aLateSearchRunsOnceWithTheLastText()
 
-        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:225
+        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:226
         do {
             struct Query: Equatable, Sendable {
                 var text = ""
@@ -178,7 +178,7 @@ enum TestingWithTestSchedulerSnippets {
             await typingSearchesOnceItIsQuiet()
         }
 
-        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:281
+        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:282
         do {
             struct Tickets: Equatable, Sendable {
                 var open: [UUID] = []
