@@ -13,6 +13,18 @@ struct BinaryDecoder {
     ///
     /// `bytes` must stay valid during the call; a `Decodable` must not keep its decoder or containers.
     static func decode<Value: Decodable>(_ type: Value.Type, from bytes: UnsafeRawBufferPointer) throws -> Value {
+        var keyComparisons = 0
+        return try decode(type, from: bytes, keyComparisons: &keyComparisons)
+    }
+
+    /// Decodes the payload in `bytes` and adds to `keyComparisons` the number of keys of the payload that the
+    /// lookups compared with the key they looked for (by bytes, or by hash in an index), so that a test can check
+    /// that decoding stays linear in the size of the payload.
+    static func decode<Value: Decodable>(
+        _ type: Value.Type,
+        from bytes: UnsafeRawBufferPointer,
+        keyComparisons: inout Int
+    ) throws -> Value {
         let reader = BinaryReader(bytes)
         guard bytes.count > 1, bytes[0] == BinaryEncoder.version else {
             throw reader.corrupt(at: 0, [], "not a version 1 binary payload")
@@ -21,16 +33,108 @@ struct BinaryDecoder {
         guard try reader.skip(at: 1, []) == bytes.count else {
             throw reader.corrupt(at: 1, [], "the value does not end where the payload does")
         }
+        defer { keyComparisons += reader.keyComparisons }
         return try Value(from: BinaryValueDecoder(reader: reader, offset: 1, codingPath: []))
     }
 }
 
-/// The payload being decoded.
+/// The payload being decoded, and the key indexes of its large keyed containers.
+///
+/// A key lookup first scans the container from its first entry, as most containers are small structs whose few
+/// keys a scan finds sooner than a hash would; a scan that passes ``scanLimit`` entries, or more than
+/// ``scanBytes`` bytes, stops and the lookup goes through the container's ``KeyIndex``, built once. So decoding a
+/// dictionary (one lookup per entry) stays linear in its size, and so does a struct after a large field.
 private final class BinaryReader {
     let bytes: UnsafeRawBufferPointer
 
+    /// The entries a scan passes before the lookup uses an index.
+    static let scanLimit = 16
+    /// The bytes a scan passes before the lookup uses an index: skipping a value is linear in its elements, so a
+    /// scan past a large value must not be repeated for every key after it.
+    static let scanBytes = 1024
+
+    // `@exclusivity(unchecked)`: a reader is used by one thread, within one call of `BinaryDecoder.decode`.
+    /// The number of keys compared with a key looked for: see ``BinaryDecoder/decode(_:from:keyComparisons:)``.
+    @exclusivity(unchecked) var keyComparisons = 0
+    /// For each depth of the coding path, the start of the container whose index is in `indexInUse` at that depth
+    /// (-1 for none): a `Decodable` uses one keyed container at a time at each depth, so the index of the container
+    /// in use is found by a comparison, without a hash.
+    @exclusivity(unchecked) private var startInUse: [Int] = []
+    @exclusivity(unchecked) private var indexInUse: [KeyIndex?] = []
+    /// Every index built, by container start: for a `Decodable` that goes back to a container after using another
+    /// one at the same depth.
+    @exclusivity(unchecked) private var indexes: [Int: KeyIndex] = [:]
+
     init(_ bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes
+    }
+
+    /// The index of the keyed container whose first entry is at `start`, and whose coding path is `depth` keys long,
+    /// if it has one.
+    @inline(__always)
+    func indexInUse(_ start: Int, depth: Int) -> KeyIndex? {
+        depth < startInUse.count && startInUse[depth] == start ? indexInUse[depth] : nil
+    }
+
+    /// The index of the keyed container at `start`, built if it has none yet.
+    func index(_ start: Int, depth: Int, _ codingPath: @autoclosure () -> [any CodingKey]) throws -> KeyIndex {
+        if let index = indexInUse(start, depth: depth) { return index }
+        let index: KeyIndex
+        if let built = indexes[start] {
+            index = built
+        } else {
+            index = try KeyIndex(self, start: start, codingPath())
+            indexes[start] = index
+        }
+        while startInUse.count <= depth {
+            startInUse.append(-1)
+            indexInUse.append(nil)
+        }
+        startInUse[depth] = start
+        indexInUse[depth] = index
+        return index
+    }
+
+    /// The offset of the value for the key whose UTF-8 is `wanted`, in the keyed container whose first entry is at
+    /// `start`; `nil` if it has none. A key written more than once has its first value.
+    func find(
+        _ wanted: UnsafeRawBufferPointer,
+        in start: Int,
+        depth: Int,
+        _ codingPath: @autoclosure () -> [any CodingKey]
+    ) throws -> Int? {
+        if let index = indexInUse(start, depth: depth) {
+            return index.find(wanted, in: self)
+        }
+        var cursor = start
+        var passed = 0
+        while true {
+            let (keyCount, keyStart) = try varint(at: cursor, codingPath())
+            if keyCount == 0 { return nil }
+            let keyEnd = try end(keyStart, plus: keyCount - 1, codingPath())
+            keyComparisons += 1
+            if equal(keyStart, keyEnd, wanted) { return keyEnd }
+            cursor = try skip(at: keyEnd, codingPath())
+            passed += 1
+            if passed == Self.scanLimit || cursor - start > Self.scanBytes { break }
+        }
+        if try byte(at: cursor, codingPath()) == 0x00 { return nil }
+        return try index(start, depth: depth, codingPath()).find(wanted, in: self)
+    }
+
+    /// The key at `keyStart..<keyEnd`, bounds already checked.
+    func key(_ keyStart: Int, _ keyEnd: Int) -> String {
+        String(
+            decoding: UnsafeRawBufferPointer(start: bytes.baseAddress! + keyStart, count: keyEnd - keyStart),
+            as: UTF8.self
+        )
+    }
+
+    /// Whether the key at `keyStart..<keyEnd` is `wanted`.
+    @inline(__always)
+    func equal(_ keyStart: Int, _ keyEnd: Int, _ wanted: UnsafeRawBufferPointer) -> Bool {
+        keyEnd - keyStart == wanted.count
+            && (wanted.isEmpty || memcmp(bytes.baseAddress! + keyStart, wanted.baseAddress!, wanted.count) == 0)
     }
 
     func corrupt(at offset: Int, _ codingPath: @autoclosure () -> [any CodingKey], _ message: String) -> DecodingError {
@@ -100,6 +204,8 @@ private final class BinaryReader {
         return start + Int(count)
     }
 
+    // Always inlined: unspecialized, the conversion to `T` looks up generic metadata for every integer.
+    @inline(__always)
     func integer<T: FixedWidthInteger>(
         _ type: T.Type,
         at offset: Int,
@@ -177,6 +283,104 @@ private final class BinaryReader {
     }
 }
 
+/// The keys of one keyed container: a lookup first tries the entry after the one found last, since a `Decodable`
+/// that reads every entry, such as a dictionary, asks for them in the order of `allKeys`, which is the written
+/// order; any other lookup hashes the key once and compares it with the keys of the same hash.
+private final class KeyIndex {
+    /// For each entry in written order, the offset of its key's first byte, and the offset after the key (where its
+    /// value starts).
+    let keyStarts: [Int]
+    let keyEnds: [Int]
+    /// Each entry's key's hash.
+    private let hashes: [Int]
+    /// Whether each entry's key is also the key of an earlier entry: a lookup finds the earlier one.
+    private let repeated: [Bool]
+    /// Open addressing, linear probing: 0 for an empty slot, or 1 + the entry whose key hashes there; a key written
+    /// more than once has its first entry only.
+    private let slots: [UInt32]
+    /// The entry that the next lookup tries first.
+    @exclusivity(unchecked) private var next = 0
+
+    /// Walks the entries of the keyed container whose first entry is at `start`.
+    init(_ reader: BinaryReader, start: Int, _ codingPath: @autoclosure () -> [any CodingKey]) throws {
+        var keyStarts: [Int] = []
+        var keyEnds: [Int] = []
+        var cursor = start
+        while true {
+            let (keyCount, keyStart) = try reader.varint(at: cursor, codingPath())
+            if keyCount == 0 { break }
+            let keyEnd = try reader.end(keyStart, plus: keyCount - 1, codingPath())
+            keyStarts.append(keyStart)
+            keyEnds.append(keyEnd)
+            cursor = try reader.skip(at: keyEnd, codingPath())
+        }
+        // An entry takes at least two bytes, so a payload that fits in memory has fewer than `UInt32.max` of them.
+        var capacity = 16
+        while capacity < 2 * keyStarts.count { capacity *= 2 }
+        let mask = capacity - 1
+        var hashes = [Int](repeating: 0, count: keyStarts.count)
+        var repeated = [Bool](repeating: false, count: keyStarts.count)
+        var slots = [UInt32](repeating: 0, count: capacity)
+        for entry in keyStarts.indices {
+            let key = UnsafeRawBufferPointer(rebasing: reader.bytes[keyStarts[entry]..<keyEnds[entry]])
+            let hash = Self.hash(key)
+            hashes[entry] = hash
+            var slot = hash & mask
+            while slots[slot] != 0 {
+                let other = Int(slots[slot]) - 1
+                if hashes[other] == hash {
+                    reader.keyComparisons += 1
+                    if reader.equal(keyStarts[other], keyEnds[other], key) {
+                        repeated[entry] = true
+                        break
+                    }
+                }
+                slot = (slot + 1) & mask
+            }
+            if !repeated[entry] { slots[slot] = UInt32(entry + 1) }
+        }
+        self.keyStarts = keyStarts
+        self.keyEnds = keyEnds
+        self.hashes = hashes
+        self.repeated = repeated
+        self.slots = slots
+    }
+
+    @inline(__always)
+    static func hash(_ key: UnsafeRawBufferPointer) -> Int {
+        var hasher = Hasher()
+        hasher.combine(bytes: key)
+        return hasher.finalize()
+    }
+
+    /// The offset of the value for the key whose UTF-8 is `wanted`, `nil` if the container has none.
+    func find(_ wanted: UnsafeRawBufferPointer, in reader: BinaryReader) -> Int? {
+        let expected = next
+        if expected < keyStarts.count && !repeated[expected] {
+            reader.keyComparisons += 1
+            if reader.equal(keyStarts[expected], keyEnds[expected], wanted) {
+                next = expected + 1
+                return keyEnds[expected]
+            }
+        }
+        let hash = Self.hash(wanted)
+        let mask = slots.count - 1
+        var slot = hash & mask
+        while slots[slot] != 0 {
+            let entry = Int(slots[slot]) - 1
+            if hashes[entry] == hash {
+                reader.keyComparisons += 1
+                if reader.equal(keyStarts[entry], keyEnds[entry], wanted) {
+                    next = entry + 1
+                    return keyEnds[entry]
+                }
+            }
+            slot = (slot + 1) & mask
+        }
+        return nil
+    }
+}
+
 private struct BinaryValueDecoder: Decoder {
     let reader: BinaryReader
     let offset: Int
@@ -207,45 +411,60 @@ private struct BinaryValueDecoder: Decoder {
 }
 
 private struct BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
-    let reader: BinaryReader
+    /// Unowned: `KeyedDecodingContainer` copies its container for every call, and the reader outlives every
+    /// container (the `Decodable` must not keep one after `init(from:)` returns).
+    unowned(unsafe) let reader: BinaryReader
     /// The offset of the first entry.
     let start: Int
     let codingPath: [any CodingKey]
 
     var allKeys: [Key] {
         var keys: [Key] = []
+        // A large container is indexed here: a `Decodable` that asks for every key, such as a dictionary, then
+        // looks each one up.
+        if let index = reader.indexInUse(start, depth: codingPath.count) ?? largeContainerIndex() {
+            keys.reserveCapacity(index.keyStarts.count)
+            for entry in index.keyStarts.indices {
+                if let key = Key(stringValue: reader.key(index.keyStarts[entry], index.keyEnds[entry])) {
+                    keys.append(key)
+                }
+            }
+            return keys
+        }
         var cursor = start
         while let (keyCount, keyStart) = try? reader.varint(at: cursor, codingPath), keyCount != 0,
             let keyEnd = try? reader.end(keyStart, plus: keyCount - 1, codingPath)
         {
-            let name = String(
-                decoding: UnsafeRawBufferPointer(rebasing: reader.bytes[keyStart..<keyEnd]),
-                as: UTF8.self
-            )
-            if let key = Key(stringValue: name) { keys.append(key) }
+            if let key = Key(stringValue: reader.key(keyStart, keyEnd)) { keys.append(key) }
             guard let next = try? reader.skip(at: keyEnd, codingPath) else { break }
             cursor = next
         }
         return keys
     }
 
+    /// The container's index, if a lookup would use one: if it has more entries or bytes than a scan passes.
+    private func largeContainerIndex() -> KeyIndex? {
+        var cursor = start
+        var passed = 0
+        while let (keyCount, keyStart) = try? reader.varint(at: cursor, codingPath), keyCount != 0,
+            let keyEnd = try? reader.end(keyStart, plus: keyCount - 1, codingPath),
+            let next = try? reader.skip(at: keyEnd, codingPath)
+        {
+            cursor = next
+            passed += 1
+            if passed == BinaryReader.scanLimit || cursor - start > BinaryReader.scanBytes {
+                return (try? reader.byte(at: cursor, codingPath)) == 0x00
+                    ? nil : try? reader.index(start, depth: codingPath.count, codingPath)
+            }
+        }
+        return nil
+    }
+
     /// The offset of the value for `key`, `nil` if the container has none.
     func find(_ key: Key) throws -> Int? {
         var name = key.stringValue
         return try name.withUTF8 { wanted throws -> Int? in
-            var cursor = start
-            while true {
-                let (keyCount, keyStart) = try reader.varint(at: cursor, codingPath)
-                if keyCount == 0 { return nil }
-                let keyEnd = try reader.end(keyStart, plus: keyCount - 1, codingPath)
-                if keyEnd - keyStart == wanted.count
-                    && (wanted.isEmpty
-                        || memcmp(reader.bytes.baseAddress! + keyStart, wanted.baseAddress!, wanted.count) == 0)
-                {
-                    return keyEnd
-                }
-                cursor = try reader.skip(at: keyEnd, codingPath)
-            }
+            try reader.find(UnsafeRawBufferPointer(wanted), in: start, depth: codingPath.count, codingPath)
         }
     }
 
@@ -289,12 +508,18 @@ private struct BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtoco
     func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try integer(type, key) }
     func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try integer(type, key) }
 
+    @inline(__always)
     private func integer<T: FixedWidthInteger>(_ type: T.Type, _ key: Key) throws -> T {
         try reader.integer(type, at: value(key), codingPath + [key])
     }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        try T(from: BinaryValueDecoder(reader: reader, offset: value(key), codingPath: codingPath + [key]))
+        // The common leaf types (a dictionary's values, most often) without a `Decoder` and a coding path each.
+        if T.self == Int.self { return unsafeBitCast(try integer(Int.self, key), to: T.self) }
+        if T.self == String.self { return unsafeBitCast(try decode(String.self, forKey: key), to: T.self) }
+        if T.self == Double.self { return unsafeBitCast(try decode(Double.self, forKey: key), to: T.self) }
+        if T.self == Bool.self { return unsafeBitCast(try decode(Bool.self, forKey: key), to: T.self) }
+        return try T(from: BinaryValueDecoder(reader: reader, offset: value(key), codingPath: codingPath + [key]))
     }
 
     func nestedContainer<NestedKey: CodingKey>(
@@ -364,7 +589,12 @@ private struct BinaryUnkeyedDecoder: UnkeyedDecodingContainer {
     mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try reader.integer(type, at: next(), codingPath) }
 
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        try T(from: BinaryValueDecoder(reader: reader, offset: next(), codingPath: codingPath))
+        // The common element types without a `Decoder` each.
+        if T.self == Int.self { return unsafeBitCast(try decode(Int.self), to: T.self) }
+        if T.self == String.self { return unsafeBitCast(try decode(String.self), to: T.self) }
+        if T.self == Double.self { return unsafeBitCast(try decode(Double.self), to: T.self) }
+        if T.self == Bool.self { return unsafeBitCast(try decode(Bool.self), to: T.self) }
+        return try T(from: BinaryValueDecoder(reader: reader, offset: next(), codingPath: codingPath))
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(
