@@ -341,6 +341,25 @@ import Testing
         #expect(lookups.values == [count - 1, 0, count / 2, 0, count - 1])
     }
 
+    /// An `[Int: V]` reads its keys as `Int(_:)` parses them, from a small payload (through `init(from:)`) and
+    /// from a large one (entry after entry) alike; a key that does not parse is a type mismatch.
+    @Test(arguments: [3, 1_000])
+    func intKeysParseAsIntDoes(count: Int) throws {
+        let numbers = (0..<count).map { ("\($0 + 10)", $0) }
+        let written = try binary(Entries(entries: [("+5", -5), ("007", -7), ("-0", -1)] + numbers))
+        let (decoded, _) = try decodeCounting([Int: Int].self, written)
+        #expect(
+            decoded
+                == Dictionary(uniqueKeysWithValues: [(5, -5), (7, -7), (0, -1)] + numbers.map { (Int($0.0)!, $0.1) })
+        )
+        let notANumber = try binary(Entries(entries: numbers + [("twelve", 12)]))
+        let error = #expect(throws: DecodingError.self) { try decodeCounting([Int: Int].self, notANumber) }
+        guard case .typeMismatch = error else {
+            Issue.record("expected typeMismatch, got \(String(describing: error))")
+            return
+        }
+    }
+
     @Test(arguments: [3, 16, 17, 1_000])
     func aMissingKeyIsNotFound(count: Int) throws {
         struct Needs: Decodable {

@@ -34,7 +34,7 @@ struct BinaryDecoder {
             throw reader.corrupt(at: 1, [], "the value does not end where the payload does")
         }
         defer { keyComparisons += reader.keyComparisons }
-        return try Value(from: BinaryValueDecoder(reader: reader, offset: 1, codingPath: []))
+        return try reader.decode(Value.self, at: 1, [])
     }
 }
 
@@ -52,6 +52,9 @@ private final class BinaryReader {
     /// The bytes a scan passes before the lookup uses an index: skipping a value is linear in its elements, so a
     /// scan past a large value must not be repeated for every key after it.
     static let scanBytes = 1024
+    /// The size of a payload from which a keyed container is checked for a dictionary to read in one pass (see
+    /// ``BinaryKeyedDictionary``).
+    static let dictionaryCheckBytes = 1024
 
     // `@exclusivity(unchecked)`: a reader is used by one thread, within one call of `BinaryDecoder.decode`.
     /// The number of keys compared with a key looked for: see ``BinaryDecoder/decode(_:from:keyComparisons:)``.
@@ -280,6 +283,109 @@ private final class BinaryReader {
             throw corrupt(at: start, codingPath(), "a string is not valid UTF-8")
         }
         return string
+    }
+}
+
+extension BinaryReader {
+    /// Decodes the value at `offset`: the common leaf types without a `Decoder` (and its coding path), a
+    /// dictionary with `String` or `Int` keys straight from its keyed container, anything else through its
+    /// `init(from:)`.
+    @inline(__always)
+    func decode<T: Decodable>(
+        _ type: T.Type,
+        at offset: Int,
+        _ codingPath: @autoclosure () -> [any CodingKey]
+    ) throws -> T {
+        if T.self == Int.self { return unsafeBitCast(try integer(Int.self, at: offset, codingPath()), to: T.self) }
+        if T.self == String.self { return unsafeBitCast(try string(at: offset, codingPath()), to: T.self) }
+        if T.self == Double.self { return unsafeBitCast(try double(at: offset, codingPath()), to: T.self) }
+        if T.self == Bool.self { return unsafeBitCast(try bool(at: offset, codingPath()), to: T.self) }
+        let path = codingPath()
+        // A small payload skips the check for a dictionary (a conformance lookup): its dictionaries are small, and
+        // their lookups scan a few entries.
+        if bytes.count >= Self.dictionaryCheckBytes, offset < bytes.count, bytes[offset] == 0x08,
+            let dictionary = T.self as? any BinaryKeyedDictionary.Type,
+            let value = try dictionary.decodeEntries(self, at: offset, path)
+        {
+            return value as! T
+        }
+        return try T(from: BinaryValueDecoder(reader: self, offset: offset, codingPath: path))
+    }
+}
+
+/// A dictionary whose keys are `String`s or `Int`s, which `Dictionary.init(from:)` reads from a keyed container:
+/// `allKeys`, then a lookup for each key. Read here instead, entry after entry, in one pass over the container, with
+/// the same result: a key written twice has its first value (the value after it is not read), an `Int` key is
+/// parsed as `Int(_:)` parses it, and a key that does not parse is a type mismatch.
+private protocol BinaryKeyedDictionary {
+    /// The dictionary in the keyed container at `offset`, `nil` to let `init(from:)` read the value (its keys are
+    /// neither `String`s nor `Int`s, or the value is not a keyed container).
+    static func decodeEntries(_ reader: BinaryReader, at offset: Int, _ codingPath: [any CodingKey]) throws -> Self?
+}
+
+/// A key of a dictionary read by ``BinaryKeyedDictionary``, for coding paths.
+private struct BinaryDictionaryKey: CodingKey {
+    var stringValue: String
+    var intValue: Int?
+
+    init(stringValue: String) {
+        self.stringValue = stringValue
+        intValue = Int(stringValue)
+    }
+
+    init(intValue: Int) {
+        stringValue = String(intValue)
+        self.intValue = intValue
+    }
+}
+
+extension Dictionary: BinaryKeyedDictionary where Key: Decodable, Value: Decodable {
+    fileprivate static func decodeEntries(
+        _ reader: BinaryReader,
+        at offset: Int,
+        _ codingPath: [any CodingKey]
+    ) throws -> Self? {
+        guard Key.self == String.self || Key.self == Int.self, try reader.byte(at: offset, codingPath) == 0x08 else {
+            return nil
+        }
+        // Counted first, so that the dictionary is allocated once.
+        var count = 0
+        var cursor = offset + 1
+        while true {
+            let (keyCount, keyStart) = try reader.varint(at: cursor, codingPath)
+            if keyCount == 0 { break }
+            cursor = try reader.skip(at: reader.end(keyStart, plus: keyCount - 1, codingPath), codingPath)
+            count += 1
+        }
+        var result = Self(minimumCapacity: count)
+        cursor = offset + 1
+        while true {
+            let (keyCount, keyStart) = try reader.varint(at: cursor, codingPath)
+            if keyCount == 0 { return result }
+            let keyEnd = try reader.end(keyStart, plus: keyCount - 1, codingPath)
+            cursor = try reader.skip(at: keyEnd, codingPath)
+            let name = reader.key(keyStart, keyEnd)
+            let key: Key
+            if Key.self == String.self {
+                key = unsafeBitCast(name, to: Key.self)
+            } else if let number = Int(name) {
+                key = unsafeBitCast(number, to: Key.self)
+            } else {
+                throw DecodingError.typeMismatch(
+                    Int.self,
+                    .init(
+                        codingPath: codingPath + [BinaryDictionaryKey(stringValue: name)],
+                        debugDescription: "Expected Int key but found String key instead."
+                    )
+                )
+            }
+            if result.index(forKey: key) != nil { continue }
+            result[key] = try reader.decode(
+                Value.self,
+                at: keyEnd,
+                codingPath + [BinaryDictionaryKey(stringValue: name)]
+            )
+        }
     }
 }
 
@@ -514,12 +620,7 @@ private struct BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtoco
     }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        // The common leaf types (a dictionary's values, most often) without a `Decoder` and a coding path each.
-        if T.self == Int.self { return unsafeBitCast(try integer(Int.self, key), to: T.self) }
-        if T.self == String.self { return unsafeBitCast(try decode(String.self, forKey: key), to: T.self) }
-        if T.self == Double.self { return unsafeBitCast(try decode(Double.self, forKey: key), to: T.self) }
-        if T.self == Bool.self { return unsafeBitCast(try decode(Bool.self, forKey: key), to: T.self) }
-        return try T(from: BinaryValueDecoder(reader: reader, offset: value(key), codingPath: codingPath + [key]))
+        try reader.decode(type, at: value(key), codingPath + [key])
     }
 
     func nestedContainer<NestedKey: CodingKey>(
@@ -589,12 +690,7 @@ private struct BinaryUnkeyedDecoder: UnkeyedDecodingContainer {
     mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try reader.integer(type, at: next(), codingPath) }
 
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        // The common element types without a `Decoder` each.
-        if T.self == Int.self { return unsafeBitCast(try decode(Int.self), to: T.self) }
-        if T.self == String.self { return unsafeBitCast(try decode(String.self), to: T.self) }
-        if T.self == Double.self { return unsafeBitCast(try decode(Double.self), to: T.self) }
-        if T.self == Bool.self { return unsafeBitCast(try decode(Bool.self), to: T.self) }
-        return try T(from: BinaryValueDecoder(reader: reader, offset: next(), codingPath: codingPath))
+        try reader.decode(type, at: next(), codingPath)
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(
@@ -633,6 +729,6 @@ private struct BinarySingleValueDecoder: SingleValueDecodingContainer {
     func decode(_ type: UInt32.Type) throws -> UInt32 { try reader.integer(type, at: offset, codingPath) }
     func decode(_ type: UInt64.Type) throws -> UInt64 { try reader.integer(type, at: offset, codingPath) }
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        try T(from: BinaryValueDecoder(reader: reader, offset: offset, codingPath: codingPath))
+        try reader.decode(type, at: offset, codingPath)
     }
 }
