@@ -346,17 +346,24 @@ import Testing
     @Test(arguments: [3, 1_000])
     func intKeysParseAsIntDoes(count: Int) throws {
         let numbers = (0..<count).map { ("\($0 + 10)", $0) }
-        let written = try binary(Entries(entries: [("+5", -5), ("007", -7), ("-0", -1)] + numbers))
+        let written = try binary(
+            Entries(entries: [("+5", -5), ("007", -7), ("-0", -1), ("-9223372036854775808", -9)] + numbers)
+        )
         let (decoded, _) = try decodeCounting([Int: Int].self, written)
         #expect(
             decoded
-                == Dictionary(uniqueKeysWithValues: [(5, -5), (7, -7), (0, -1)] + numbers.map { (Int($0.0)!, $0.1) })
+                == Dictionary(
+                    uniqueKeysWithValues: [(5, -5), (7, -7), (0, -1), (Int.min, -9)]
+                        + numbers.map { (Int($0.0)!, $0.1) }
+                )
         )
-        let notANumber = try binary(Entries(entries: numbers + [("twelve", 12)]))
-        let error = #expect(throws: DecodingError.self) { try decodeCounting([Int: Int].self, notANumber) }
-        guard case .typeMismatch = error else {
-            Issue.record("expected typeMismatch, got \(String(describing: error))")
-            return
+        for notANumber in ["twelve", "9223372036854775808", "", "-", "1 "] {
+            let written = try binary(Entries(entries: numbers + [(notANumber, 12)]))
+            let error = #expect(throws: DecodingError.self) { try decodeCounting([Int: Int].self, written) }
+            guard case .typeMismatch = error else {
+                Issue.record("expected typeMismatch for \(notANumber), got \(String(describing: error))")
+                continue
+            }
         }
     }
 

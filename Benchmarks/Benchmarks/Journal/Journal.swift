@@ -132,6 +132,11 @@ func writeLargeJournal<State: Codable & Sendable>(
     return directory
 }
 
+/// Removes the directory of `journalDirectory(name)`: the large journals take hundreds of megabytes.
+func removeJournalDirectory(_ name: String) {
+    _ = journalDirectory(name)
+}
+
 /// Recovers the state of the journal in `directory`.
 func recoverLarge<State: Codable & Sendable>(
     _ directory: String,
@@ -228,6 +233,8 @@ let benchmarks: @Sendable () -> Void = {
         }
     } setup: {
         try writeLargeJournal("snapshot-int", numberTable, initialState: [:], snapshot: true)
+    } teardown: {
+        removeJournalDirectory("snapshot-int")
     }
 
     Benchmark("Replay-1M-Int-Int", configuration: large) { benchmark, directory in
@@ -236,6 +243,8 @@ let benchmarks: @Sendable () -> Void = {
         }
     } setup: {
         try writeLargeJournal("replay-int", numberTable, initialState: [:], snapshot: false)
+    } teardown: {
+        removeJournalDirectory("replay-int")
     }
 
     Benchmark("JSONDecoder-1M-Int-Int", configuration: large) { benchmark, json in
@@ -253,6 +262,8 @@ let benchmarks: @Sendable () -> Void = {
         }
     } setup: {
         try writeLargeJournal("snapshot-cart", cartTable, initialState: [:], snapshot: true)
+    } teardown: {
+        removeJournalDirectory("snapshot-cart")
     }
 
     Benchmark("Replay-1M-String-Cart", configuration: large) { benchmark, directory in
@@ -261,6 +272,8 @@ let benchmarks: @Sendable () -> Void = {
         }
     } setup: {
         try writeLargeJournal("replay-cart", cartTable, initialState: [:], snapshot: false)
+    } teardown: {
+        removeJournalDirectory("replay-cart")
     }
 
     Benchmark("JSONDecoder-1M-String-Cart", configuration: large) { benchmark, json in

@@ -133,6 +133,28 @@ private final class BinaryReader {
         )
     }
 
+    /// The key at `keyStart..<keyEnd` as an `Int`, parsed as `Int(_:)` parses a string (an optional sign, then
+    /// decimal digits), without making the string; `nil` if it is not one.
+    func intKey(_ keyStart: Int, _ keyEnd: Int) -> Int? {
+        var index = keyStart
+        guard index < keyEnd else { return nil }
+        let negative = bytes[index] == UInt8(ascii: "-")
+        if negative || bytes[index] == UInt8(ascii: "+") { index += 1 }
+        guard index < keyEnd else { return nil }
+        var result = 0
+        while index < keyEnd {
+            let digit = Int(bytes[index]) &- Int(UInt8(ascii: "0"))
+            guard digit >= 0 && digit <= 9 else { return nil }
+            let (times10, overflow) = result.multipliedReportingOverflow(by: 10)
+            let (next, overflow2) =
+                negative ? times10.subtractingReportingOverflow(digit) : times10.addingReportingOverflow(digit)
+            guard !overflow && !overflow2 else { return nil }
+            result = next
+            index += 1
+        }
+        return result
+    }
+
     /// Whether the key at `keyStart..<keyEnd` is `wanted`.
     @inline(__always)
     func equal(_ keyStart: Int, _ keyEnd: Int, _ wanted: UnsafeRawBufferPointer) -> Bool {
@@ -326,16 +348,14 @@ private protocol BinaryKeyedDictionary {
 /// A key of a dictionary read by ``BinaryKeyedDictionary``, for coding paths.
 private struct BinaryDictionaryKey: CodingKey {
     var stringValue: String
-    var intValue: Int?
+    var intValue: Int? { Int(stringValue) }
 
     init(stringValue: String) {
         self.stringValue = stringValue
-        intValue = Int(stringValue)
     }
 
     init(intValue: Int) {
         stringValue = String(intValue)
-        self.intValue = intValue
     }
 }
 
@@ -364,27 +384,36 @@ extension Dictionary: BinaryKeyedDictionary where Key: Decodable, Value: Decodab
             if keyCount == 0 { return result }
             let keyEnd = try reader.end(keyStart, plus: keyCount - 1, codingPath)
             cursor = try reader.skip(at: keyEnd, codingPath)
-            let name = reader.key(keyStart, keyEnd)
             let key: Key
             if Key.self == String.self {
-                key = unsafeBitCast(name, to: Key.self)
-            } else if let number = Int(name) {
+                key = unsafeBitCast(reader.key(keyStart, keyEnd), to: Key.self)
+            } else if let number = reader.intKey(keyStart, keyEnd) {
                 key = unsafeBitCast(number, to: Key.self)
             } else {
                 throw DecodingError.typeMismatch(
                     Int.self,
                     .init(
-                        codingPath: codingPath + [BinaryDictionaryKey(stringValue: name)],
+                        codingPath: codingPath + [BinaryDictionaryKey(stringValue: reader.key(keyStart, keyEnd))],
                         debugDescription: "Expected Int key but found String key instead."
                     )
                 )
             }
-            if result.index(forKey: key) != nil { continue }
-            result[key] = try reader.decode(
-                Value.self,
-                at: keyEnd,
-                codingPath + [BinaryDictionaryKey(stringValue: name)]
-            )
+            // One hash per entry: the value is inserted, and the first one put back if the key had one already.
+            // The value of a repeated key that does not decode is skipped, as `init(from:)` never reads it.
+            let value: Value
+            do {
+                value = try reader.decode(
+                    Value.self,
+                    at: keyEnd,
+                    codingPath + [BinaryDictionaryKey(stringValue: reader.key(keyStart, keyEnd))]
+                )
+            } catch {
+                if result.index(forKey: key) != nil { continue }
+                throw error
+            }
+            if let first = result.updateValue(value, forKey: key) {
+                result[key] = first
+            }
         }
     }
 }
