@@ -42,8 +42,10 @@ struct BinaryDecoder {
 ///
 /// A key lookup first scans the container from its first entry, as most containers are small structs whose few
 /// keys a scan finds sooner than a hash would; a scan that passes ``scanLimit`` entries, or more than
-/// ``scanBytes`` bytes, stops and the lookup goes through the container's ``KeyIndex``, built once. So decoding a
-/// dictionary (one lookup per entry) stays linear in its size, and so does a struct after a large field.
+/// ``scanBytes`` bytes, stops and the lookup goes through the container's ``KeyIndex``, built once. So a
+/// `Decodable` that looks up every key of a large container stays linear in its size, and so does a struct after a
+/// large field. (A dictionary with `String` or `Int` keys in a large payload makes no lookups: see
+/// ``BinaryKeyedDictionary``.)
 private final class BinaryReader {
     let bytes: UnsafeRawBufferPointer
 
