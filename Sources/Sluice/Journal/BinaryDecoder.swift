@@ -548,9 +548,7 @@ private struct BinaryValueDecoder: Decoder {
 }
 
 private struct BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
-    /// Unowned: `KeyedDecodingContainer` copies its container for every call, and the reader outlives every
-    /// container (the `Decodable` must not keep one after `init(from:)` returns).
-    unowned(unsafe) let reader: BinaryReader
+    let reader: BinaryReader
     /// The offset of the first entry.
     let start: Int
     let codingPath: [any CodingKey]
