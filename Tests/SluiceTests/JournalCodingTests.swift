@@ -164,4 +164,240 @@ import Testing
             #expect(sequence == 12)
         }
     }
+
+    // MARK: Keyed containers of any size
+
+    /// A key of any name, for containers written and read by the tests below.
+    struct NameKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(_ name: String) { stringValue = name }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    /// Writes its entries, in order, into one keyed container: a name may come more than once.
+    struct Entries: Encodable {
+        var entries: [(String, Int)]
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: NameKey.self)
+            for (name, value) in entries {
+                try container.encode(value, forKey: NameKey(name))
+            }
+        }
+    }
+
+    /// Entries, and the names that ``Lookups`` reads from them.
+    struct Probe: Encodable {
+        var names: [String]
+        var entries: Entries
+    }
+
+    /// Reads a ``Probe``: the value of each of its names in its entries, in the order of the names (`nil` for a
+    /// missing one).
+    struct Lookups: Decodable {
+        var values: [Int?]
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: NameKey.self)
+            let names = try container.decode([String].self, forKey: NameKey("names"))
+            let entries = try container.nestedContainer(keyedBy: NameKey.self, forKey: NameKey("entries"))
+            values = try names.map { try entries.decodeIfPresent(Int.self, forKey: NameKey($0)) }
+        }
+    }
+
+    struct Item: Codable, Equatable {
+        var id: Int
+        var name: String
+        var tags: [String]
+        var price: Double?
+    }
+
+    private func binary<Value: Encodable>(_ value: Value) throws -> [UInt8] {
+        let bytes = try JournalCoder().encode(value)
+        #expect(bytes.first == BinaryEncoder.version)
+        return bytes
+    }
+
+    /// Decodes a binary payload; returns the value and the keys compared on the way.
+    private func decodeCounting<Value: Decodable>(_ type: Value.Type, _ bytes: [UInt8]) throws -> (Value, Int) {
+        var comparisons = 0
+        let value = try bytes.withUnsafeBytes { buffer in
+            try BinaryDecoder.decode(type, from: buffer, keyComparisons: &comparisons)
+        }
+        return (value, comparisons)
+    }
+
+    /// Looking each key up by a scan from the start of its container compares about n * n / 2 keys for a
+    /// dictionary of n entries; the decoder compares each key a bounded number of times.
+    @Test func decodingADictionaryComparesEachKeyABoundedNumberOfTimes() throws {
+        let count = 20_000
+        let numbers = Dictionary(uniqueKeysWithValues: (0..<count).map { ($0 &* 7919, $0) })
+        let (decodedNumbers, numberComparisons) = try decodeCounting([Int: Int].self, binary(numbers))
+        #expect(decodedNumbers == numbers)
+        #expect(numberComparisons <= 2 * count)
+
+        let items = Dictionary(
+            uniqueKeysWithValues: (0..<count).map {
+                ("item-\($0)", Item(id: $0, name: "n\($0)", tags: ["a"], price: $0.isMultiple(of: 3) ? nil : 1.5))
+            }
+        )
+        let (decodedItems, itemComparisons) = try decodeCounting([String: Item].self, binary(items))
+        #expect(decodedItems == items)
+        // The dictionary's keys, then the four keys of each item, each found by a scan of its few entries
+        // (`decodeIfPresent` looks its key up three times).
+        #expect(itemComparisons <= 2 * count + 20 * count)
+    }
+
+    @Test func lookupsInAnyOrderCompareEachKeyABoundedNumberOfTimes() throws {
+        let count = 5_000
+        let entries = (0..<count).map { ("key\($0)", $0) }
+        let names = entries.map(\.0).reversed() + ["absent", "key17", "key18", "key4999"]
+        let (lookups, comparisons) = try decodeCounting(
+            Lookups.self,
+            binary(Probe(names: names, entries: Entries(entries: entries)))
+        )
+        #expect(lookups.values == (0..<count).reversed().map { $0 } + [nil, 17, 18, 4999])
+        // `decodeIfPresent` looks its key up three times, each time one comparison by bytes and one by hash.
+        #expect(comparisons <= 8 * count)
+    }
+
+    @Test func aStructWithALargeFieldBeforeItsOthersRoundTrips() throws {
+        struct Wide: Codable, Equatable {
+            var large: [Int: Int]
+            var a = 1
+            var b = "b"
+            var c: [Int] = [3]
+            var d: Double? = 4
+            var e = true
+        }
+        let wide = Wide(large: Dictionary(uniqueKeysWithValues: (0..<10_000).map { ($0, $0) }))
+        let (decoded, comparisons) = try decodeCounting(Wide.self, binary(wide))
+        #expect(decoded == wide)
+        #expect(comparisons <= 2 * 10_000 + 20)
+    }
+
+    /// Two large containers at the same depth, read one key from each in turn: each lookup that goes back to the
+    /// other container scans at most a few entries before its index.
+    @Test func twoLargeContainersReadInTurnStayLinear() throws {
+        struct Pair: Encodable {
+            var left: [String: Int]
+            var right: [String: Int]
+        }
+        struct Alternating: Decodable {
+            var left: [Int] = []
+            var right: [Int] = []
+
+            init(from decoder: any Decoder) throws {
+                let container = try decoder.container(keyedBy: NameKey.self)
+                let leftEntries = try container.nestedContainer(keyedBy: NameKey.self, forKey: NameKey("left"))
+                let rightEntries = try container.nestedContainer(keyedBy: NameKey.self, forKey: NameKey("right"))
+                for index in 0..<1_000 {
+                    left.append(try leftEntries.decode(Int.self, forKey: NameKey("l\(999 - index)")))
+                    right.append(try rightEntries.decode(Int.self, forKey: NameKey("r\(index)")))
+                }
+            }
+        }
+        let pair = Pair(
+            left: Dictionary(uniqueKeysWithValues: (0..<1_000).map { ("l\($0)", $0) }),
+            right: Dictionary(uniqueKeysWithValues: (0..<1_000).map { ("r\($0)", -$0) })
+        )
+        let (decoded, comparisons) = try decodeCounting(Alternating.self, binary(pair))
+        #expect(decoded.left == (0..<1_000).reversed().map { $0 })
+        #expect(decoded.right == (0..<1_000).map { -$0 })
+        // A scan from the start of the container for every key would compare about 1,000,000 keys.
+        #expect(comparisons <= 20 * 2_000)
+    }
+
+    @Test func largeDictionariesOfBothKindsRoundTrip() throws {
+        // `[Int: V]` and `[String: V]` are keyed containers; other key types, unkeyed ones.
+        _ = try roundTrip(Dictionary(uniqueKeysWithValues: (0..<50_000).map { ($0 * 3 - 70_000, String($0)) }))
+        _ = try roundTrip(Dictionary(uniqueKeysWithValues: (0..<50_000).map { ("name \($0) é", [$0, -$0]) }))
+        _ = try roundTrip(
+            Dictionary(
+                uniqueKeysWithValues: (0..<300).map { outer in
+                    ("o\(outer)", Dictionary(uniqueKeysWithValues: (0..<100).map { ($0, Double(outer * $0)) }))
+                }
+            )
+        )
+        _ = try roundTrip(Dictionary(uniqueKeysWithValues: (0..<10_000).map { (Double($0) / 2, $0) }))
+        _ = try roundTrip([String: Int]())
+        _ = try roundTrip(["": 1, "a": 2])
+    }
+
+    /// A key written twice: every lookup reads its first value, whether a scan or an index finds it.
+    @Test(arguments: [2, 15, 16, 17, 40, 2_000])
+    func aKeyWrittenTwiceReadsItsFirstValue(count: Int) throws {
+        var entries = (0..<count).map { ("k\($0)", $0) }
+        entries += [("k0", -1), ("k\(count - 1)", -2), ("k\(count / 2)", -3)]
+        let (dictionary, _) = try decodeCounting([String: Int].self, binary(Entries(entries: entries)))
+        #expect(dictionary == Dictionary(uniqueKeysWithValues: (0..<count).map { ("k\($0)", $0) }))
+        let names = ["k\(count - 1)", "k0", "k\(count / 2)", "k0", "k\(count - 1)"]
+        let (lookups, _) = try decodeCounting(
+            Lookups.self,
+            binary(Probe(names: names, entries: Entries(entries: entries)))
+        )
+        #expect(lookups.values == [count - 1, 0, count / 2, 0, count - 1])
+    }
+
+    /// An `[Int: V]` reads its keys as `Int(_:)` parses them, from a small payload (through `init(from:)`) and
+    /// from a large one (entry after entry) alike; a key that does not parse is a type mismatch.
+    @Test(arguments: [3, 1_000])
+    func intKeysParseAsIntDoes(count: Int) throws {
+        let numbers = (0..<count).map { ("\($0 + 10)", $0) }
+        let written = try binary(
+            Entries(entries: [("+5", -5), ("007", -7), ("-0", -1), ("-9223372036854775808", -9)] + numbers)
+        )
+        let (decoded, _) = try decodeCounting([Int: Int].self, written)
+        #expect(
+            decoded
+                == Dictionary(
+                    uniqueKeysWithValues: [(5, -5), (7, -7), (0, -1), (Int.min, -9)]
+                        + numbers.map { (Int($0.0)!, $0.1) }
+                )
+        )
+        for notANumber in ["twelve", "9223372036854775808", "", "-", "1 "] {
+            let written = try binary(Entries(entries: numbers + [(notANumber, 12)]))
+            let error = #expect(throws: DecodingError.self) { try decodeCounting([Int: Int].self, written) }
+            guard case .typeMismatch = error else {
+                Issue.record("expected typeMismatch for \(notANumber), got \(String(describing: error))")
+                continue
+            }
+        }
+    }
+
+    @Test(arguments: [3, 16, 17, 1_000])
+    func aMissingKeyIsNotFound(count: Int) throws {
+        struct Needs: Decodable {
+            var needed: Int
+        }
+        let entries = Entries(entries: (0..<count).map { ("k\($0)", $0) })
+        let error = #expect(throws: DecodingError.self) { try decodeCounting(Needs.self, binary(entries)) }
+        guard case .keyNotFound(let key, _) = error else {
+            Issue.record("expected keyNotFound, got \(String(describing: error))")
+            return
+        }
+        #expect(key.stringValue == "needed")
+        let names = ["needed", "k\(count - 1)", "k\(count)", ""]
+        let (lookups, _) = try decodeCounting(Lookups.self, binary(Probe(names: names, entries: entries)))
+        #expect(lookups.values == [nil, count - 1, nil, nil])
+    }
+
+    @Test func largeJSONPayloadsOfEarlierJournalsStillDecode() throws {
+        let coder = JournalCoder()
+        var scratch = Data()
+        let numbers = Dictionary(uniqueKeysWithValues: (0..<10_000).map { ($0, -$0) })
+        let items = Dictionary(
+            uniqueKeysWithValues: (0..<10_000).map { ("i\($0)", Item(id: $0, name: "", tags: [], price: nil)) }
+        )
+        let decodedNumbers = try [UInt8](JSONEncoder().encode(numbers)).withUnsafeBytes { buffer in
+            try coder.decode([Int: Int].self, from: buffer, scratch: &scratch, sequence: 1)
+        }
+        let decodedItems = try [UInt8](JSONEncoder().encode(items)).withUnsafeBytes { buffer in
+            try coder.decode([String: Item].self, from: buffer, scratch: &scratch, sequence: 2)
+        }
+        #expect(decodedNumbers == numbers)
+        #expect(decodedItems == items)
+    }
 }

@@ -1,7 +1,8 @@
 // The journal: a dispatch that a `.groupCommit` journal records (in the reducer, as `Store(recoveringFrom:)` makes
-// it; and in a middleware, `Middlewares.journal`), against the same store without a journal; and recovery
-// (replaying the journal through the reducer) against a loop that decodes the same actions from memory, with the
-// journal's decoder, and calls the reducer.
+// it; and in a middleware, `Middlewares.journal`), against the same store without a journal; recovery (replaying
+// the journal through the reducer) against a loop that decodes the same actions from memory, with the journal's
+// decoder, and calls the reducer; and recovery from a snapshot of a 1,000,000-entry dictionary, against replaying
+// the actions that made it and against `JSONDecoder` decoding the same value from memory.
 
 import Benchmark
 import BenchmarkSupport
@@ -72,6 +73,81 @@ func encodedActions() throws -> [[UInt8]] {
     return try (0..<recordedActions).map { _ in try coder.encode(1) }
 }
 
+/// The entries of the large-dictionary states.
+let largeEntries = 1_000_000
+
+/// The value of the `[String: Cart]` state.
+struct Cart: Codable, Sendable {
+    var owner: String
+    var items: [Int]
+    var total: Double
+    var isOpen: Bool
+}
+
+/// Entry `index` of the `[Int: Int]` state: keys spread over the range, as ids are.
+@inline(__always)
+func numberEntry(_ index: Int) -> (key: Int, value: Int) { (index &* 7919, index) }
+
+/// Entry `index` of the `[String: Cart]` state.
+func cartEntry(_ index: Int) -> (key: String, value: Cart) {
+    (
+        "cart-\(index)",
+        Cart(owner: "customer \(index % 5_000)", items: [index, 7], total: Double(index) / 4, isOpen: true)
+    )
+}
+
+let numberTable = Reducer<[Int: Int], Int>(mutating: { state, index in
+    let (key, value) = numberEntry(index)
+    state[key] = value
+})
+
+let cartTable = Reducer<[String: Cart], Int>(mutating: { state, index in
+    let (key, value) = cartEntry(index)
+    state[key] = value
+})
+
+/// Writes `largeEntries` actions to a new journal, each adding one entry through `reducer`, and, if `snapshot`, a
+/// snapshot of the resulting state; returns the journal's directory.
+func writeLargeJournal<State: Codable & Sendable>(
+    _ name: String,
+    _ reducer: Reducer<State, Int>,
+    initialState: State,
+    snapshot: Bool
+) throws -> String {
+    let directory = journalDirectory(name)
+    let journal = try Journal(directory: directory)
+    let store = try Store<State, Int>(
+        recoveringFrom: journal,
+        durability: .none,
+        initialState: initialState,
+        reducer: reducer
+    )
+    for index in 0..<largeEntries {
+        store.dispatch(index)
+    }
+    if snapshot {
+        try journal.snapshot(store)
+    }
+    journal.close()
+    return directory
+}
+
+/// Removes the directory of `journalDirectory(name)`: the large journals take hundreds of megabytes.
+func removeJournalDirectory(_ name: String) {
+    _ = journalDirectory(name)
+}
+
+/// Recovers the state of the journal in `directory`.
+func recoverLarge<State: Codable & Sendable>(
+    _ directory: String,
+    _ reducer: Reducer<State, Int>,
+    initialState: State
+) throws -> State {
+    let journal = try Journal(directory: directory)
+    defer { journal.close() }
+    return try Store<State, Int>.recover(from: journal, initialState: initialState, reducer: reducer).state
+}
+
 let benchmarks: @Sendable () -> Void = {
     Benchmark("Dispatch-no-journal", configuration: .perDispatch) { benchmark, store in
         for _ in benchmark.scaledIterations {
@@ -140,5 +216,72 @@ let benchmarks: @Sendable () -> Void = {
         }
     } setup: {
         try encodedActions()
+    }
+
+    // Each iteration takes seconds: a few of them, after one warm-up.
+    let large = Benchmark.Configuration(
+        metrics: [.throughput, .wallClock],
+        timeUnits: .milliseconds,
+        warmupIterations: 1,
+        maxDuration: .seconds(10),
+        maxIterations: 5
+    )
+
+    Benchmark("Snapshot-1M-Int-Int", configuration: large) { benchmark, directory in
+        for _ in benchmark.scaledIterations {
+            blackHole(try recoverLarge(directory, numberTable, initialState: [:]))
+        }
+    } setup: {
+        try writeLargeJournal("snapshot-int", numberTable, initialState: [:], snapshot: true)
+    } teardown: {
+        removeJournalDirectory("snapshot-int")
+    }
+
+    Benchmark("Replay-1M-Int-Int", configuration: large) { benchmark, directory in
+        for _ in benchmark.scaledIterations {
+            blackHole(try recoverLarge(directory, numberTable, initialState: [:]))
+        }
+    } setup: {
+        try writeLargeJournal("replay-int", numberTable, initialState: [:], snapshot: false)
+    } teardown: {
+        removeJournalDirectory("replay-int")
+    }
+
+    Benchmark("JSONDecoder-1M-Int-Int", configuration: large) { benchmark, json in
+        let decoder = JSONDecoder()
+        for _ in benchmark.scaledIterations {
+            blackHole(try decoder.decode([Int: Int].self, from: json))
+        }
+    } setup: {
+        try JSONEncoder().encode(Dictionary(uniqueKeysWithValues: (0..<largeEntries).map(numberEntry)))
+    }
+
+    Benchmark("Snapshot-1M-String-Cart", configuration: large) { benchmark, directory in
+        for _ in benchmark.scaledIterations {
+            blackHole(try recoverLarge(directory, cartTable, initialState: [:]))
+        }
+    } setup: {
+        try writeLargeJournal("snapshot-cart", cartTable, initialState: [:], snapshot: true)
+    } teardown: {
+        removeJournalDirectory("snapshot-cart")
+    }
+
+    Benchmark("Replay-1M-String-Cart", configuration: large) { benchmark, directory in
+        for _ in benchmark.scaledIterations {
+            blackHole(try recoverLarge(directory, cartTable, initialState: [:]))
+        }
+    } setup: {
+        try writeLargeJournal("replay-cart", cartTable, initialState: [:], snapshot: false)
+    } teardown: {
+        removeJournalDirectory("replay-cart")
+    }
+
+    Benchmark("JSONDecoder-1M-String-Cart", configuration: large) { benchmark, json in
+        let decoder = JSONDecoder()
+        for _ in benchmark.scaledIterations {
+            blackHole(try decoder.decode([String: Cart].self, from: json))
+        }
+    } setup: {
+        try JSONEncoder().encode(Dictionary(uniqueKeysWithValues: (0..<largeEntries).map(cartEntry)))
     }
 }

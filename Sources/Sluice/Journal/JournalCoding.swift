@@ -10,10 +10,11 @@ import Foundation
 /// A payload whose first byte is `0x01` is binary; any other payload is JSON (`JSONEncoder` never writes `0x01`
 /// first), which is also how journals written before the binary encoding are read.
 ///
-/// Why binary: measured on Swift 6.3.1 / Linux, release build, `JournalCodingSpeed` in the benchmarks package
-/// (an enum action `.add(Int)`, 1,000,000 actions; see <doc:Durability>), the binary encoder is more than ten times
-/// faster than `JSONEncoder` both ways, and its payloads are smaller. With `.groupCommit` the encoding runs on the
-/// journal's writer, whose speed bounds the steady-state dispatch rate; recovery decodes every action.
+/// Why binary: the journal encodes every action (with `.groupCommit`, on its writer, whose speed bounds the
+/// steady-state dispatch rate), and recovery decodes the newest snapshot and every action after it. The binary
+/// encoding is faster than `JSONEncoder` and `JSONDecoder` both ways, for small actions and for large snapshots,
+/// and its payloads are smaller: `JournalRecoveryTime` and the `Journal` benchmarks in the benchmarks package
+/// measure it (their figures are in its README).
 struct JournalCoder {
     private let binary = BinaryEncoder()
     private let encoder = JSONEncoder()
