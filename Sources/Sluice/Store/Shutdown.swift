@@ -44,45 +44,6 @@ extension Store {
         return await core.shutdown(timeout: timeout)
     }
 
-    /// Creates a store that reports the errors of its side effects and effects to `onEffectError`.
-    ///
-    /// The handler is called, on the failed effect's task, for an error thrown by an `async` side effect and by an
-    /// effect started with ``start(_:)`` or ``MiddlewareAPI/start(_:)`` (whose task nobody may await: its error
-    /// would vanish otherwise). An effect run with `run`, which returns its error to the caller, is not reported.
-    /// A cancellation is not an error: a `CancellationError`, or any error thrown by work that was cancelled
-    /// (superseded by `takeLatest`, cancelled by id, or stopped because the store went away or shut down), is not
-    /// reported. Each effect runs in its own task, so one that fails never stops another.
-    ///
-    /// ```swift
-    /// let store = Store<AppState, AppAction>(
-    ///     initialState: AppState(),
-    ///     reducer: appReducer,
-    ///     middleware: [],
-    ///     onEffectError: { failure in print("effect failed:", failure.error) }
-    /// )
-    /// ```
-    ///
-    /// - Parameters:
-    ///   - initialState: The state before the first action.
-    ///   - reducer: Produces each next state.
-    ///   - middleware: The chain each action passes through; see ``init(initialState:reducer:middleware:instrumentation:)``.
-    ///   - onEffectError: Receives each failure.
-    @inlinable
-    public convenience init(
-        initialState: State,
-        reducer: Reducer<State, Action>,
-        middleware: [Middleware<State, Action>] = [],
-        onEffectError: @escaping @Sendable (EffectFailure) -> Void
-    ) {
-        self.init(
-            initialState: initialState,
-            reducer: reducer,
-            middleware: middleware,
-            dependencies: StoreDependencies.current,
-            onEffectError: onEffectError
-        )
-    }
-
     /// The number of dispatches refused since ``shutdown(timeout:)`` began.
     @available(*, deprecated, message: "Read statistics.refusedDispatches: the one place for the store's counts.")
     public var refusedDispatchCount: Int {

@@ -78,6 +78,93 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
         )
     }
 
+    /// Creates a store with the services that its middleware, side effects and effects use.
+    ///
+    /// ```swift
+    /// let store = Store<Shop, ShopAction>(
+    ///     initialState: Shop(),
+    ///     reducer: shopReducer,
+    ///     middleware: [checkout],
+    ///     dependencies: StoreDependencies { $0.paymentGateway = StripeGateway(apiKey: apiKey) }
+    /// )
+    /// ```
+    ///
+    /// The store created without `dependencies:` takes ``StoreDependencies/current``: an empty live container,
+    /// or the dependencies of the ``withStoreDependencies(_:operation:)`` region or of the store work it is created
+    /// in.
+    ///
+    /// - Parameters:
+    ///   - initialState: The state before the first action.
+    ///   - reducer: Produces each next state.
+    ///   - middleware: The chain each action passes through; see ``init(initialState:reducer:middleware:instrumentation:)``.
+    ///   - dependencies: What ``MiddlewareAPI/dependencies`` returns, and what the work that the store starts sees
+    ///     as ``StoreDependencies/current``.
+    ///   - onEffectError: Receives each failure of an effect or side effect that nobody awaits; see
+    ///     ``Store/init(initialState:reducer:middleware:onEffectError:)``.
+    ///   - instrumentation: Called after the work of each action with what it cost; see ``StoreInstrumentation``.
+    @inlinable
+    public convenience init(
+        initialState: State,
+        reducer: Reducer<State, Action>,
+        middleware: [Middleware<State, Action>] = [],
+        dependencies: StoreDependencies,
+        onEffectError: (@Sendable (EffectFailure) -> Void)? = nil,
+        instrumentation: StoreInstrumentation<Action>? = nil
+    ) {
+        // The innermost `next` is created here, in the caller's module, so that it runs code specialized for the
+        // caller's `State` and `Action`. Created in the unspecialized initializer, it spent about 1,100
+        // instructions per action on generic metadata lookups (callgrind, one pass-through middleware).
+        self.init(
+            initialState: initialState,
+            reducer: reducer,
+            middleware: middleware,
+            dependencies: dependencies,
+            innermost: { core in { action in core.reduceFromChain(action) } },
+            onEffectError: onEffectError,
+            // Made here, like `innermost`, so that it is specialized for the caller's types.
+            outermost: instrumentation?.middleware()
+        )
+    }
+
+    /// Creates a store that reports the errors of its side effects and effects to `onEffectError`.
+    ///
+    /// The handler is called, on the failed effect's task, for an error thrown by an `async` side effect and by an
+    /// effect started with ``start(_:)`` or ``MiddlewareAPI/start(_:)`` (whose task nobody may await: its error
+    /// would vanish otherwise). An effect run with `run`, which returns its error to the caller, is not reported.
+    /// A cancellation is not an error: a `CancellationError`, or any error thrown by work that was cancelled
+    /// (superseded by `takeLatest`, cancelled by id, or stopped because the store went away or shut down), is not
+    /// reported. Each effect runs in its own task, so one that fails never stops another.
+    ///
+    /// ```swift
+    /// let store = Store<AppState, AppAction>(
+    ///     initialState: AppState(),
+    ///     reducer: appReducer,
+    ///     middleware: [],
+    ///     onEffectError: { failure in print("effect failed:", failure.error) }
+    /// )
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - initialState: The state before the first action.
+    ///   - reducer: Produces each next state.
+    ///   - middleware: The chain each action passes through; see ``init(initialState:reducer:middleware:instrumentation:)``.
+    ///   - onEffectError: Receives each failure.
+    @inlinable
+    public convenience init(
+        initialState: State,
+        reducer: Reducer<State, Action>,
+        middleware: [Middleware<State, Action>] = [],
+        onEffectError: @escaping @Sendable (EffectFailure) -> Void
+    ) {
+        self.init(
+            initialState: initialState,
+            reducer: reducer,
+            middleware: middleware,
+            dependencies: StoreDependencies.current,
+            onEffectError: onEffectError
+        )
+    }
+
     /// The initializer behind ``init(initialState:reducer:middleware:instrumentation:)``; `innermost` makes the `next` that
     /// reduces.
     @usableFromInline
