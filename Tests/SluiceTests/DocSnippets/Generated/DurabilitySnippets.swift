@@ -33,7 +33,47 @@ enum DurabilitySnippets {
         _ = journal
         _ = store
 
-        // Sources/Sluice/Sluice.docc/Durability.md:110
+        // Sources/Sluice/Sluice.docc/Durability.md:107
+        func runJournaledService(in directory: String, requests: [Int]) async throws {
+            let journal = try Journal(directory: directory, onError: { error in print("journal stopped:", error) })
+            let store = try Store<Counter, CounterAction>(
+                recoveringFrom: journal,
+                durability: .groupCommit(interval: .milliseconds(2)),
+                initialState: Counter(),
+                reducer: counterReducer,
+                // Saves the state once the actions pause (at least every minute), off the dispatch path:
+                middleware: [Middleware(Middlewares.snapshot(to: journal, debounce: .seconds(5), maxWait: .seconds(60)))],
+                dependencies: StoreDependencies { $0.makeID = .live }
+            )
+            print("recovered", journal.recovery?.replayedActions ?? 0, "actions")
+
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await journal.run() }  // the writer, until cancelled
+
+                // A request handler: answer "accepted" only for an action that survives a crash.
+                @Sendable func handle(_ amount: Int) async -> String {
+                    do {
+                        try await store.send(.add(amount), durableIn: journal)
+                        return "accepted"
+                    } catch {
+                        return "not accepted: \(error)"
+                    }
+                }
+                for amount in requests {
+                    print(await handle(amount))
+                }
+
+                // Graceful shutdown: refuse new requests, run what the modifiers owe, await the effects; then a last
+                // snapshot, so that the next start replays nothing; then stop the writer, which writes what is pending.
+                let report = await store.shutdown(timeout: .seconds(10))
+                print("refused", report.refusedDispatches, "requests during shutdown")
+                try journal.snapshot(store)
+                group.cancelAll()
+            }
+            journal.close()
+        }
+
+        // Sources/Sluice/Sluice.docc/Durability.md:156
         try journal.snapshot(store, reducerVersion: 1)
     }
 }
