@@ -12,7 +12,8 @@
 // through `Reducer.forEach` with a closure / with an `ActionExtractor` / a hand-written in-place reducer,
 // `modules-closure` / `modules-extractor`: `size` modules combined through `withKey(_:action:use:)` with a closure /
 // with an `ActionExtractor`, `journal` / `journal-no-writer`: a `.groupCommit` journal
-// with and without its writer, `service` / `service-mutex`: the order service of the `ServiceChain` area on a store
+// with and without its writer, `reentrant` / `two-outer`: a follow-up action dispatched from a side effect against
+// the same action dispatched from outside, `service` / `service-mutex`: the order service of the `ServiceChain` area on a store
 // and on its `Mutex` floor, one thread, and, for `perf stat` rather than callgrind (which runs one thread at a time),
 // `tasks-send` / `tasks-mutex` (64 tasks at once) and `threads` (4 pthreads at once)), its size (middleware, subscriber or module count; ignored by the modifiers and the
 // reads), and the
@@ -441,6 +442,22 @@ case "foreach", "foreach-extractor", "foreach-hand":
         store.dispatch(.order(id: id, 1))
     }
     consume(store.state.orders[id])
+case "reentrant", "two-outer":
+    // The cost of an action dispatched from a side effect while the pipeline is owned (rule 2: queued, processed
+    // after the current action), against the same action dispatched from outside through the same chain (a
+    // pass-through middleware and the lifted side effect). `reentrant`: each iteration dispatches 1, whose side
+    // effect dispatches 2 from inside; `two-outer`: each iteration dispatches 1 and then 2 from outside, and the
+    // side effect dispatches nothing. The difference of the two, per iteration, is what re-entrancy costs more.
+    let reentrant = scenario == "reentrant"
+    let followUp = SideEffect<Counter, Int> { action, api in
+        if reentrant && action == 1 { api.dispatch(2) }
+    }
+    let store = Store(initialState: Counter(), reducer: reducer, middleware: [passThrough, Middleware(followUp)])
+    for _ in 0..<count {
+        store.dispatch(1)
+        if !reentrant { store.dispatch(2) }
+    }
+    consume(store.state)
 case "service", "service-mutex":
     // The order service of the `ServiceChain` area, one thread: on a store with the chain a service writes, and on
     // a `Mutex`-guarded struct. A request is `place` and its follow-up decision. The first 10,000 requests fill the
