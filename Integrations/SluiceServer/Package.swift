@@ -1,0 +1,33 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+// Sluice for Swift servers: swift-log, swift-metrics, swift-service-lifecycle and swift-distributed-tracing. A
+// separate package, so that the library itself keeps no dependencies; one product per concern, so that a service
+// pulls in only the libraries it uses.
+
+// SwiftPM names a path dependency after its directory, and a clone of Sluice may live in a directory of any name.
+let sluicePackage = String(Context.packageDirectory.split(separator: "/").dropLast(2).last ?? "sluice")
+let sluice = Target.Dependency.product(name: "Sluice", package: sluicePackage)
+
+let package = Package(
+    name: "sluice-server",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "SluiceLogging", targets: ["SluiceLogging"])
+    ],
+    dependencies: [
+        .package(path: "../.."),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        .target(
+            name: "SluiceLogging",
+            dependencies: [sluice, .product(name: "Logging", package: "swift-log")]
+        ),
+        .testTarget(
+            name: "SluiceLoggingTests",
+            dependencies: ["SluiceLogging", sluice, .product(name: "Logging", package: "swift-log")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
