@@ -13,11 +13,13 @@ let package = Package(
     name: "sluice-server",
     platforms: [.macOS(.v15)],
     products: [
-        .library(name: "SluiceLogging", targets: ["SluiceLogging"])
+        .library(name: "SluiceLogging", targets: ["SluiceLogging"]),
+        .library(name: "SluiceMetrics", targets: ["SluiceMetrics"]),
     ],
     dependencies: [
         .package(path: "../.."),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
     ],
     targets: [
         .target(
@@ -27,6 +29,14 @@ let package = Package(
         .testTarget(
             name: "SluiceLoggingTests",
             dependencies: ["SluiceLogging", sluice, .product(name: "Logging", package: "swift-log")]
+        ),
+        .target(
+            name: "SluiceMetrics",
+            dependencies: [sluice, .product(name: "CoreMetrics", package: "swift-metrics")]
+        ),
+        .testTarget(
+            name: "SluiceMetricsTests",
+            dependencies: ["SluiceMetrics", sluice, .product(name: "CoreMetrics", package: "swift-metrics")]
         ),
     ],
     swiftLanguageModes: [.v6]
