@@ -15,11 +15,13 @@ let package = Package(
     products: [
         .library(name: "SluiceLogging", targets: ["SluiceLogging"]),
         .library(name: "SluiceMetrics", targets: ["SluiceMetrics"]),
+        .library(name: "SluiceLifecycle", targets: ["SluiceLifecycle"]),
     ],
     dependencies: [
         .package(path: "../.."),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         .target(
@@ -37,6 +39,34 @@ let package = Package(
         .testTarget(
             name: "SluiceMetricsTests",
             dependencies: ["SluiceMetrics", sluice, .product(name: "CoreMetrics", package: "swift-metrics")]
+        ),
+        .target(
+            name: "SluiceLifecycle",
+            dependencies: [
+                sluice,
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // The process that the lifecycle test starts and stops with SIGTERM (see its main.swift).
+        .executableTarget(
+            name: "SluiceLifecycleProcess",
+            dependencies: [
+                "SluiceLifecycle",
+                sluice,
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .testTarget(
+            name: "SluiceLifecycleTests",
+            dependencies: [
+                "SluiceLifecycle",
+                "SluiceLifecycleProcess",
+                sluice,
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]
