@@ -16,12 +16,14 @@ let package = Package(
         .library(name: "SluiceLogging", targets: ["SluiceLogging"]),
         .library(name: "SluiceMetrics", targets: ["SluiceMetrics"]),
         .library(name: "SluiceLifecycle", targets: ["SluiceLifecycle"]),
+        .library(name: "SluiceTracing", targets: ["SluiceTracing"]),
     ],
     dependencies: [
         .package(path: "../.."),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
     ],
     targets: [
         .target(
@@ -66,6 +68,19 @@ let package = Package(
                 sluice,
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .target(
+            name: "SluiceTracing",
+            dependencies: [sluice, .product(name: "Tracing", package: "swift-distributed-tracing")]
+        ),
+        .testTarget(
+            name: "SluiceTracingTests",
+            dependencies: [
+                "SluiceTracing",
+                sluice,
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ]
         ),
     ],
