@@ -83,6 +83,20 @@ let package = Package(
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ]
         ),
+        // Not a test: the cost per dispatch of each bridge (`swift run -c release SluiceServerBench`).
+        .executableTarget(
+            name: "SluiceServerBench",
+            dependencies: [
+                "SluiceLogging",
+                "SluiceMetrics",
+                "SluiceTracing",
+                sluice,
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -87,6 +87,7 @@ extension Middlewares {
     ///   - sampling: Which of the included actions are logged, counted per store.
     ///   - include: Whether an action is logged (and counted for sampling).
     /// - Returns: The middleware.
+    @inlinable
     public static func logging<State: Sendable, Action: Sendable>(
         to logger: Logger,
         level: Logger.Level = .debug,
@@ -97,8 +98,7 @@ extension Middlewares {
         sampling: LogSampling = .all,
         include: @escaping @Sendable (Action) -> Bool = { _ in true }
     ) -> Middleware<State, Action> {
-        let storeLabel: Logger.MetadataValue? = store.map { .string($0) }
-        return logging(
+        let logged: Middleware<State, Action> = logging(
             level: LogLevel(level),
             diff: diff,
             maxChanges: maxChanges,
@@ -106,26 +106,52 @@ extension Middlewares {
             sampling: sampling,
             include: include,
             isEnabled: { level in logger.logLevel <= Logger.Level(level) },
-            records: { record in
-                var metadata: Logger.Metadata = [SluiceLogMetadataKey.duration: .string(record.durationText)]
-                if record.waited > .zero {
-                    metadata[SluiceLogMetadataKey.waited] = .string(record.waitedText)
-                }
-                if let changes = record.changes {
-                    metadata[SluiceLogMetadataKey.changes] = .array(changes.map { .string($0.description) })
-                    if record.omittedChanges > 0 {
-                        metadata[SluiceLogMetadataKey.omittedChanges] = .stringConvertible(record.omittedChanges)
+            records: swiftLogWriter(logger, store: store)
+        )
+        // The level is checked here first, in code specialized for the caller's types (this function is
+        // inlinable): an action at a disabled level goes straight to `next`, without entering the library's
+        // generic logging step.
+        return Middleware { api in
+            let install = logged.body(api)
+            return { next in
+                let loggedNext = install(next)
+                return { action in
+                    if logger.logLevel <= level {
+                        loggedNext(action)
+                    } else {
+                        next(action)
                     }
                 }
-                if let storeLabel {
-                    metadata[SluiceLogMetadataKey.store] = storeLabel
-                }
-                logger.log(
-                    level: Logger.Level(record.level),
-                    Logger.Message(stringLiteral: record.actionDescription),
-                    metadata: metadata
-                )
             }
-        )
+        }
+    }
+
+    /// Writes one record to `logger`: the action as the message, the rest as metadata.
+    @usableFromInline
+    static func swiftLogWriter<Action: Sendable>(
+        _ logger: Logger,
+        store: String?
+    ) -> @Sendable (LogRecord<Action>) -> Void {
+        let storeLabel: Logger.MetadataValue? = store.map { .string($0) }
+        return { record in
+            var metadata: Logger.Metadata = [SluiceLogMetadataKey.duration: .string(record.durationText)]
+            if record.waited > .zero {
+                metadata[SluiceLogMetadataKey.waited] = .string(record.waitedText)
+            }
+            if let changes = record.changes {
+                metadata[SluiceLogMetadataKey.changes] = .array(changes.map { .string($0.description) })
+                if record.omittedChanges > 0 {
+                    metadata[SluiceLogMetadataKey.omittedChanges] = .stringConvertible(record.omittedChanges)
+                }
+            }
+            if let storeLabel {
+                metadata[SluiceLogMetadataKey.store] = storeLabel
+            }
+            logger.log(
+                level: Logger.Level(record.level),
+                Logger.Message(stringLiteral: record.actionDescription),
+                metadata: metadata
+            )
+        }
     }
 }
