@@ -70,26 +70,27 @@ extension StoreInstrumentation {
         caseName: (@Sendable (Action) -> String)? = nil,
         factory: any MetricsFactory = MetricsSystem.factory
     ) -> StoreInstrumentation<Action> {
-        let metrics = StoreMetrics(
-            store: store,
-            prefix: prefix,
-            actionCases: actionCases,
-            factory: factory
-        )
-        return StoreInstrumentation { measurement in
-            let name = caseName?(measurement.action) ?? measurement.actionCaseName
-            metrics.record(
-                caseName: name,
-                durationNanoseconds: measurement.durationNanoseconds,
-                waitedNanoseconds: measurement.waitedNanoseconds,
-                queueDepth: measurement.queueDepth
-            )
-        }
+        StoreMetrics(store: store, prefix: prefix, actionCases: actionCases, factory: factory)
+            .instrumentation(caseName: caseName)
     }
 }
 
-/// The metrics of one instrumentation, made up front.
-final class StoreMetrics: Sendable {
+/// The metrics of ``Sluice/StoreInstrumentation/metrics(store:prefix:actionCases:caseName:factory:)``, made up
+/// front, for code that records the same figures without a store (a comparison backend, a benchmark) or installs
+/// them on several stores.
+///
+/// ```swift
+/// let metrics = StoreMetrics(store: "orders", actionCases: ["place", "cancel"], factory: factory)
+/// let store = Store<Orders, OrderAction>(
+///     initialState: Orders(),
+///     reducer: ordersReducer,
+///     instrumentation: metrics.instrumentation()
+/// )
+/// metrics.record(caseName: "place", durationNanoseconds: 850)  // from code that is not a store
+/// ```
+///
+/// Its instrumentation may be given to several stores: they then share the metrics (the same `store` dimension).
+public final class StoreMetrics: Sendable {
     /// The counter and the timer of one action case.
     struct ActionMetrics: Sendable {
         let count: Counter
@@ -108,7 +109,20 @@ final class StoreMetrics: Sendable {
     private let waited: Timer
     private let depth: Recorder
 
-    init(store: String?, prefix: String, actionCases: [String], factory: any MetricsFactory) {
+    /// Makes the metrics; see ``Sluice/StoreInstrumentation/metrics(store:prefix:actionCases:caseName:factory:)``
+    /// for the parameters.
+    ///
+    /// - Parameters:
+    ///   - store: The value of the `store` dimension; `nil` for no such dimension.
+    ///   - prefix: Put before each name, with an underscore.
+    ///   - actionCases: The case names to make metrics for up front.
+    ///   - factory: Makes the metrics.
+    public init(
+        store: String? = nil,
+        prefix: String = "sluice",
+        actionCases: [String] = [],
+        factory: any MetricsFactory = MetricsSystem.factory
+    ) {
         let dimensions = store.map { [("store", $0)] } ?? []
         self.dimensions = dimensions
         self.prefix = prefix
@@ -159,7 +173,38 @@ final class StoreMetrics: Sendable {
         }
     }
 
-    func record(caseName: String, durationNanoseconds: Int64, waitedNanoseconds: Int64, queueDepth: Int) {
+    /// The store's instrumentation hook, recording each action with ``record(caseName:durationNanoseconds:waitedNanoseconds:queueDepth:)``.
+    ///
+    /// - Parameter caseName: Names an action's case; `nil` names it by reflection
+    ///   (``Sluice/DispatchMeasurement/actionCaseName``).
+    /// - Returns: The instrumentation.
+    public func instrumentation<Action: Sendable>(
+        caseName: (@Sendable (Action) -> String)? = nil
+    ) -> StoreInstrumentation<Action> {
+        StoreInstrumentation { measurement in
+            self.record(
+                caseName: caseName?(measurement.action) ?? measurement.actionCaseName,
+                durationNanoseconds: measurement.durationNanoseconds,
+                waitedNanoseconds: measurement.waitedNanoseconds,
+                queueDepth: measurement.queueDepth
+            )
+        }
+    }
+
+    /// Records one action of the case `caseName`: counts it, records its duration and the queue depth, and, when
+    /// it waited, the wait.
+    ///
+    /// - Parameters:
+    ///   - caseName: The action's case, the `action` dimension.
+    ///   - durationNanoseconds: The time of the action's work.
+    ///   - waitedNanoseconds: How long its dispatch waited for the store; 0 when it did not.
+    ///   - queueDepth: The actions waiting when its work began.
+    public func record(
+        caseName: String,
+        durationNanoseconds: Int64,
+        waitedNanoseconds: Int64 = 0,
+        queueDepth: Int = 0
+    ) {
         let metrics = actionMetrics(caseName)
         metrics.count.increment()
         metrics.duration.recordNanoseconds(durationNanoseconds)

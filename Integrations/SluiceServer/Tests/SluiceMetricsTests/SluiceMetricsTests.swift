@@ -201,4 +201,30 @@ let shopReducer = Reducer<Int, ShopAction>(mutating: { state, _ in state += 1 })
         #expect(store.state == 2)
         storeBox.withLock { $0 = nil }
     }
+
+    @Test func storeMetricsRecordWithoutAStoreAndAcrossStores() {
+        let backend = MemoryMetrics()
+        let metrics = StoreMetrics(store: "shop", actionCases: ["ship"], factory: backend)
+        let made = backend.makes
+        metrics.record(caseName: "ship", durationNanoseconds: 850)
+        metrics.record(caseName: "ship", durationNanoseconds: 900, waitedNanoseconds: 40, queueDepth: 2)
+        let first = Store<Int, ShopAction>(
+            initialState: 0,
+            reducer: shopReducer,
+            instrumentation: metrics.instrumentation()
+        )
+        let second = Store<Int, ShopAction>(
+            initialState: 0,
+            reducer: shopReducer,
+            instrumentation: metrics.instrumentation()
+        )
+        first.dispatch(.ship)
+        second.dispatch(.ship)
+        let ship = [("action", "ship"), ("store", "shop")]
+        #expect(backend.values("sluice_actions_total", ship)?.count == 4)
+        #expect(backend.values("sluice_action_duration_seconds", ship)?.prefix(2) == [850, 900])
+        #expect(backend.values("sluice_dispatch_wait_seconds", [("store", "shop")]) == [40])
+        #expect(backend.values("sluice_queue_depth", [("store", "shop")])?.prefix(2) == [0, 2])
+        #expect(backend.makes == made)
+    }
 }
