@@ -83,6 +83,19 @@ let package = Package(
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ]
         ),
+        // The README's samples, compiled.
+        .testTarget(
+            name: "SluiceServerReadmeTests",
+            dependencies: [
+                "SluiceLogging",
+                "SluiceMetrics",
+                "SluiceLifecycle",
+                "SluiceTracing",
+                sluice,
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         // Not a test: the cost per dispatch of each bridge (`swift run -c release SluiceServerBench`).
         .executableTarget(
             name: "SluiceServerBench",

@@ -19,7 +19,7 @@ extension Middlewares {
     /// let store = Store<AppState, AppAction>(
     ///     initialState: AppState(),
     ///     reducer: appReducer,
-    ///     middleware: [Middlewares.tracing(store: "orders", journal: journal), journaling, sideEffects]
+    ///     middleware: [Middlewares.tracing(store: "orders"), sideEffects]
     /// )
     /// ```
     ///
@@ -42,8 +42,9 @@ extension Middlewares {
     ///
     /// - Parameters:
     ///   - store: The label of the store, in each span's name and attributes.
-    ///   - journal: The store's journal, to put each action's sequence number on its span; `nil` for none. Put this
-    ///     middleware before the journal's, so that the action is recorded when the span ends.
+    ///   - journal: The store's journal, to put each action's sequence number on its span; `nil` for none. A store
+    ///     made with `Store(recoveringFrom:)` records after its middleware, so the action is recorded when the span
+    ///     ends; with `Middlewares.journal` placed by hand, put this middleware before it.
     ///   - tracer: The tracer; `nil` for the one `InstrumentationSystem` was bootstrapped with.
     ///   - caseName: Names an action's case; `nil` names it by reflection
     ///     (``Sluice/DispatchMeasurement/actionCaseName``). A `switch` over the action is faster.
