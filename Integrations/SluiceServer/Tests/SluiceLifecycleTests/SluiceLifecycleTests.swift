@@ -177,6 +177,38 @@ func eventually(_ condition: () -> Bool) async {
         #expect(log.recorded.contains { $0.message == "store stopped" })
     }
 
+    @Test func aFailedJournalWriterStopsTheStoreAndThrows() async throws {
+        try await withTemporaryDirectory { directory in
+            let log = LogEntries()
+            let storage = FailingStorage(directory: directory)
+            let journal = try Journal(storage: storage)
+            let store = try Store<Tally, TallyAction>(
+                recoveringFrom: journal,
+                durability: .groupCommit(interval: .milliseconds(1)),
+                initialState: Tally(),
+                reducer: tallyReducer
+            )
+            let reports = Mutex<[StoreServiceReport]>([])
+            let service = StoreService(store: store, journal: journal, label: "tally", logger: log.logger) { report in
+                reports.withLock { $0.append(report) }
+            }
+            let run = Task { try await service.run() }
+            store.dispatch(.add(1))
+            try await journal.durable(through: 1)
+            storage.failing.store(true, ordering: .relaxed)
+            store.dispatch(.add(1))
+            await #expect(throws: JournalError.self) { try await run.value }
+            let report = try #require(reports.withLock { $0.first })
+            #expect(report.writerError != nil)
+            #expect(report.snapshotError != nil)
+            #expect(report.snapshotSequence == nil)
+            #expect(report.durableThrough == 1)
+            #expect(log.recorded.contains { $0.level == .error && $0.message.hasPrefix("journal writer failed") })
+            #expect(log.recorded.contains { $0.level == .error && $0.message.hasPrefix("final snapshot failed") })
+            #expect(log.recorded.contains { $0.message == "store stopped" })
+        }
+    }
+
     @Test func sigtermToAProcessLeavesAFinalSnapshot() async throws {
         try await withTemporaryDirectory { directory in
             let process = Process()
@@ -207,6 +239,35 @@ func eventually(_ condition: () -> Bool) async {
             journal.close()
         }
     }
+}
+
+/// A file journal whose appends fail, once `failing` is set, like a full disk.
+final class FailingStorage: JournalStorage {
+    let file: FileJournalStorage
+    let failing = Atomic<Bool>(false)
+
+    init(directory: String) { file = FileJournalStorage(directory: directory) }
+
+    func acquire() throws(JournalError) { try file.acquire() }
+    func lastSequence() throws(JournalError) -> UInt64 { try file.lastSequence() }
+    func snapshotSequences() throws(JournalError) -> [UInt64] { try file.snapshotSequences() }
+    func readSnapshot(covering sequence: UInt64) throws(JournalError) -> JournalSnapshot {
+        try file.readSnapshot(covering: sequence)
+    }
+    func readRecords(
+        after sequence: UInt64,
+        _ body: (UInt64, UnsafeRawBufferPointer) throws(JournalError) -> Void
+    ) throws(JournalError) {
+        try file.readRecords(after: sequence, body)
+    }
+    func append(_ records: [JournalRecord]) throws(JournalError) {
+        if failing.load(ordering: .relaxed) { throw .io(operation: "write", path: "test", errno: 28) }
+        try file.append(records)
+    }
+    func sync() throws(JournalError) { try file.sync() }
+    func writeSnapshot(_ snapshot: JournalSnapshot) throws(JournalError) { try file.writeSnapshot(snapshot) }
+    func compact(keepingSnapshots keeping: Int) throws(JournalError) { try file.compact(keepingSnapshots: keeping) }
+    func close() { file.close() }
 }
 
 /// The `SluiceLifecycleProcess` executable, built beside the test binary (the test target depends on it).
