@@ -60,7 +60,7 @@ extension StoreInstrumentation {
     ///   - actionCases: The case names to make metrics for up front, as `caseName` names them.
     ///   - caseName: Names an action's case, the `action` dimension; `nil` names it by reflection
     ///     (``Sluice/DispatchMeasurement/actionCaseName``: `place`, `orders.place` through nested enums). A
-    ///     `switch` over the action is faster than reflection, which costs about a microsecond.
+    ///     `switch` over the action is much faster than reflection (see the README's cost per dispatch).
     ///   - factory: Makes the metrics; the factory that `MetricsSystem` was bootstrapped with by default.
     /// - Returns: The instrumentation, for ``Sluice/Store/init(initialState:reducer:middleware:instrumentation:)``.
     public static func metrics(
