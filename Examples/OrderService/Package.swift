@@ -19,13 +19,17 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
+        // Sluice's own swift-log and swift-metrics bridges.
+        .package(path: "../../Integrations/SluiceServer"),
     ],
     targets: [
-        // The domain, the two backends, the routes, the service and the swift-log / swift-metrics bridges.
+        // The domain, the two backends, the routes and the service.
         .target(
             name: "OrderServiceCore",
             dependencies: [
                 .product(name: "Sluice", package: sluicePackage),
+                .product(name: "SluiceLogging", package: "SluiceServer"),
+                .product(name: "SluiceMetrics", package: "SluiceServer"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -48,6 +52,7 @@ let package = Package(
                 "OrderService",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Sluice", package: sluicePackage),
+                .product(name: "SluiceMetrics", package: "SluiceServer"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),

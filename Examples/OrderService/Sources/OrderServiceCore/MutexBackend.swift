@@ -2,6 +2,7 @@ import Dispatch
 public import Logging
 import ServiceLifecycle
 import Sluice
+public import SluiceMetrics
 import Synchronization
 
 /// The same reducer and follow-ups on a `Mutex`-guarded `ShopState`: the floor that ``SluiceBackend`` is compared
@@ -13,7 +14,7 @@ public final class MutexBackend: OrderBackend {
     /// `mutex`.
     public let name = "mutex"
     private let state: Mutex<ShopState>
-    private let metrics: DispatchMetrics?
+    private let metrics: StoreMetrics?
     private let logger: Logger
 
     /// A backend starting from `initialState`.
@@ -22,7 +23,7 @@ public final class MutexBackend: OrderBackend {
     ///   - initialState: The state to start from.
     ///   - metrics: Where to count actions, as the Sluice backend's instrumentation hook does.
     ///   - logger: Where actions are logged at `.debug`, and the shutdown at `.info`.
-    public init(initialState: ShopState = ShopState(), metrics: DispatchMetrics?, logger: Logger) {
+    public init(initialState: ShopState = ShopState(), metrics: StoreMetrics?, logger: Logger) {
         state = Mutex(initialState)
         self.metrics = metrics
         self.logger = logger
@@ -50,7 +51,10 @@ public final class MutexBackend: OrderBackend {
         }
         let start = DispatchTime.now().uptimeNanoseconds
         shopReducer.reduce(into: &state, action)
-        metrics.record(action.caseName, nanoseconds: DispatchTime.now().uptimeNanoseconds &- start)
+        metrics.record(
+            caseName: action.caseName,
+            durationNanoseconds: Int64(truncatingIfNeeded: DispatchTime.now().uptimeNanoseconds &- start)
+        )
     }
 
     public func order(id: Int) -> Order? {

@@ -2,6 +2,8 @@ public import Hummingbird
 public import Logging
 public import Prometheus
 import Sluice
+import SluiceLogging
+import SluiceMetrics
 
 /// Builds the whole service from its options: the backend (recovered from its journal when there is one), the
 /// metrics, the routes, and the Hummingbird application that runs the backend as a service.
@@ -19,23 +21,23 @@ public func makeOrderService(
     onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) throws -> some ApplicationProtocol {
     let registry = PrometheusCollectorRegistry()
-    let metrics = DispatchMetrics(factory: PrometheusMetricsFactory(registry: registry))
+    let metrics = StoreMetrics(actionCases: ShopAction.caseNames, factory: PrometheusMetricsFactory(registry: registry))
     switch options.backend {
     case .sluice:
-        // The swift-log recipe (SwiftLogRecipe.swift): records, formatted only when the logger's level lets them
-        // through.
+        // SluiceLogging: records at `.debug`, described only when the logger's level lets them through.
         let logging: Middleware<ShopState, ShopAction> = Middlewares.logging(to: logger)
+        let instrumentation: StoreInstrumentation<ShopAction> = metrics.instrumentation(caseName: { $0.caseName })
         let backend =
             if let directory = options.dataDirectory {
                 try SluiceBackend(
                     recoveringFrom: directory,
                     durability: options.durability,
                     middleware: [logging],
-                    instrumentation: metrics.instrumentation(),
+                    instrumentation: instrumentation,
                     logger: logger
                 )
             } else {
-                SluiceBackend(middleware: [logging], instrumentation: metrics.instrumentation(), logger: logger)
+                SluiceBackend(middleware: [logging], instrumentation: instrumentation, logger: logger)
             }
         return makeApplication(backend: backend, registry: registry, options: options, logger: logger, onRunning)
     case .mutex:

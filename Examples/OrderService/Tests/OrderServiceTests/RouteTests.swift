@@ -126,7 +126,7 @@ import Testing
             let text = String(buffer: response.body)
             #expect(text.contains(#"sluice_actions_total{action="place"} 3"#), "\(text)")
             #expect(text.contains(#"sluice_actions_total{action="order"} 3"#))
-            #expect(text.contains(#"sluice_dispatch_duration_count{action="place"} 3"#))
+            #expect(text.contains(#"sluice_action_duration_seconds_count{action="place"} 3"#))
         }
     }
 }

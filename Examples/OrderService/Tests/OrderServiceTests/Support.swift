@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import Prometheus
+import SluiceMetrics
 import Testing
 
 @testable import OrderServiceCore
@@ -27,12 +28,14 @@ enum BackendKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case sluice, mutex
 
     func make(_ state: ShopState = ShopState(), registry: PrometheusCollectorRegistry? = nil) -> any OrderBackend {
-        let metrics = registry.map { DispatchMetrics(factory: PrometheusMetricsFactory(registry: $0)) }
+        let metrics = registry.map {
+            StoreMetrics(actionCases: ShopAction.caseNames, factory: PrometheusMetricsFactory(registry: $0))
+        }
         switch self {
         case .sluice:
             return SluiceBackend(
                 initialState: state,
-                instrumentation: metrics?.instrumentation(),
+                instrumentation: metrics?.instrumentation(caseName: { $0.caseName }),
                 logger: quietLogger
             )
         case .mutex:
