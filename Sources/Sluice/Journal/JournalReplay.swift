@@ -189,11 +189,15 @@ public final class JournalReplay<State: Codable, Action: Codable> {
     /// The state after the action with this sequence number (at ``firstSequence``, the state the replay starts
     /// from), rebuilt from the nearest usable snapshot at or before it.
     ///
+    /// - Parameters:
+    ///   - sequence: The sequence number, in ``firstSequence``...``lastSequence``.
+    ///   - usingSnapshots: With `false`, every action from ``firstSequence`` is reduced, ignoring the later
+    ///     snapshots: to check them against the records, or to measure a full replay.
     /// - Throws: ``JournalError/missingRecords(expected:file:)`` when it is outside
     ///   ``firstSequence``...``lastSequence``.
-    public func state(at sequence: UInt64) throws(JournalError) -> State {
+    public func state(at sequence: UInt64, usingSnapshots: Bool = true) throws(JournalError) -> State {
         guard sequence >= firstSequence, sequence <= lastSequence else { throw unavailable(sequence) }
-        let checkpoint = checkpoints[checkpointIndex(atOrBefore: sequence)]
+        let checkpoint = checkpoints[usingSnapshots ? checkpointIndex(atOrBefore: sequence) : 0]
         var state = checkpoint.state
         advance(&state, from: checkpoint.sequence, through: sequence)
         return state
@@ -428,6 +432,17 @@ public struct JournalReplayStep<State, Action> {
     public let changes: [Middlewares.LogChange]
     /// How many more changes were found than ``changes`` lists.
     public let omittedChanges: Int
+
+    /// The action as the logging middleware describes it (`placeOrder(Order(id: 7, …))`), at most `limit`
+    /// characters.
+    public func actionDescription(limit: Int = 200) -> String {
+        let format = LogLineFormat(
+            maxLineLength: nil,
+            maxChanges: 1,
+            actionHasDescription: Action.self is any CustomStringConvertible.Type
+        )
+        return format.describe(action, limit: max(1, limit))
+    }
 }
 
 extension JournalReplayStep: Sendable where State: Sendable, Action: Sendable {}
