@@ -13,6 +13,7 @@ let package = Package(
         .executable(name: "sluice-demo", targets: ["SluiceDemo"]),
         .executable(name: "sluice-demo-replay", targets: ["SluiceDemoReplay"]),
         .executable(name: "sluice-journal-crash", targets: ["SluiceJournalCrash"]),
+        .executable(name: "sluice-replay-bench", targets: ["SluiceReplayBench"]),
     ],
     targets: [
         .target(name: "CSluiceSupport"),
@@ -22,6 +23,8 @@ let package = Package(
         .target(name: "SluiceDemoKit", dependencies: ["Sluice"]),
         .executableTarget(name: "SluiceDemo", dependencies: ["SluiceDemoKit"]),
         .executableTarget(name: "SluiceDemoReplay", dependencies: ["SluiceDemoKit", "SluiceReplay"]),
+        // Times a replay against a recovery on a journal of the demo's domain (Benchmarks/README.md).
+        .executableTarget(name: "SluiceReplayBench", dependencies: ["SluiceDemoKit", "Sluice"]),
         // The journal's crash test launches this process and kills it.
         .executableTarget(name: "SluiceJournalCrash", dependencies: ["Sluice"]),
         .testTarget(name: "SluiceTests", dependencies: ["Sluice", "SluiceTesting", "SluiceJournalCrash"]),
