@@ -3,10 +3,17 @@ import Sluice
 import SluiceDemoKit
 
 // Measures the replay against recovery on a journal of the demo's domain, in one process:
-// `swift run -c release sluice-replay-bench DIR [ACTIONS]` writes ACTIONS (1,000,000 by default) demo actions to
-// the new directory DIR with the demo's reducer and no snapshot (the demo itself snapshots and compacts every
-// half second, so its directory keeps only the last actions), then times a full replay, a recovery, and the
-// bisection of an invariant that first fails at a random order, without and with snapshots every 100,000 actions.
+// `swift run -c release sluice-replay-bench DIR [ACTIONS] [SNAPSHOT-EVERY]` writes ACTIONS (1,000,000 by default)
+// demo actions to the new directory DIR with the demo's reducer and no snapshot (the demo itself snapshots and
+// compacts every half second, so its directory keeps only the last actions), then times a full replay, a recovery,
+// and the bisection of an invariant that first fails at a random order; with SNAPSHOT-EVERY, again after writing a
+// snapshot every SNAPSHOT-EVERY actions.
+
+/// Prints a line at once, also into a file or a pipe.
+func say(_ line: String) {
+    print(line)
+    fflush(nil)
+}
 
 let arguments = CommandLine.arguments.dropFirst()
 guard let directory = arguments.first, !FileManager.default.fileExists(atPath: directory) else {
@@ -14,6 +21,7 @@ guard let directory = arguments.first, !FileManager.default.fileExists(atPath: d
     exit(2)
 }
 let target = arguments.dropFirst().first.flatMap { Int($0) } ?? 1_000_000
+let snapshotEvery = arguments.dropFirst(2).first.flatMap { UInt64($0) } ?? 0
 let clock = ContinuousClock()
 
 func seconds(_ duration: Duration) -> Double {
@@ -58,14 +66,14 @@ do {
     try await journal.durable(through: journal.lastSequence)
     journal.close()
 }
-print("wrote \(written) actions (\(placed) orders) to \(directory)")
+say("wrote \(written) actions (\(placed) orders) to \(directory)")
 
 let (replay, openTime) = try timed {
     try JournalReplay(directory: directory, initialState: initialState, reducer: serviceReducer)
 }
 let (replayed, reduceTime) = try timed { try replay.state(at: replay.lastSequence, usingSnapshots: false) }
 let replayTime = openTime + reduceTime
-print(
+say(
     String(
         format: "replay: read+decode %.2f s, reduce %.2f s, total %.2f s = %.0f actions/s",
         openTime,
@@ -83,7 +91,7 @@ let ((recovered, _), recoveryTime) = try timed {
         reducer: serviceReducer
     )
 }
-print(
+say(
     String(
         format: "recovery: %.2f s = %.0f actions/s; same state: %@",
         recoveryTime,
@@ -97,7 +105,7 @@ let failingOrder = Int.random(in: 1...placed, using: &generator)
 func bisect(_ replay: JournalReplay<ServiceState, ServiceAction>, label: String) {
     let (found, time) = timed { replay.bisect { $0.orders.placed < failingOrder } }
     let step = found.failingStep
-    print(
+    say(
         String(
             format: "bisect %@: invariant \"fewer than %d orders placed\" first fails after action %@; "
                 + "%d checks, %d reductions, %.3f s",
@@ -112,23 +120,24 @@ func bisect(_ replay: JournalReplay<ServiceState, ServiceAction>, label: String)
 }
 bisect(replay, label: "without snapshots")
 
-// Snapshots every 100,000 actions, written beside the records (no compaction), then the same bisection.
+// Snapshots every `snapshotEvery` actions, written beside the records (no compaction), then the same bisection.
+guard snapshotEvery > 0 else { exit(0) }
 let storage = FileJournalStorage(directory: directory)
 let coder = JournalPayloadCoder()
-var sequence: UInt64 = 100_000
+var sequence = snapshotEvery
 while sequence < replay.lastSequence {
     let state = try replay.state(at: sequence)
     try storage.writeSnapshot(JournalSnapshot(sequence: sequence, reducerVersion: 0, payload: coder.encode(state)))
-    sequence += 100_000
+    sequence += snapshotEvery
 }
 let (snapshotted, snapshotOpenTime) = try timed {
     try JournalReplay(directory: directory, initialState: initialState, reducer: serviceReducer)
 }
-print(
+say(
     String(
         format: "opened with %d snapshots in %.2f s",
         snapshotted.checkpointSequences.count - 1,
         snapshotOpenTime
     )
 )
-bisect(snapshotted, label: "with snapshots every 100000")
+bisect(snapshotted, label: "with a snapshot every \(snapshotEvery) actions")

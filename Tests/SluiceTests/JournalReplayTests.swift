@@ -132,6 +132,23 @@ import Testing
         }
     }
 
+    @Test func aSnapshotThatDoesNotDecodeIsSkippedWhenFirstNeeded() async throws {
+        try await withTemporaryDirectory { directory in
+            try writeLedger(values, to: directory, snapshotAfter: [4])
+            // Intact (its checksum matches) but not a ledger state.
+            try FileJournalStorage(directory: directory)
+                .writeSnapshot(JournalSnapshot(sequence: 7, reducerVersion: 0, payload: Array("[1,2]".utf8)))
+            let replay = try replay(directory)
+            #expect(replay.checkpointSequences == [0, 4, 7])
+            #expect(replay.skippedSnapshots.isEmpty)
+            #expect(try replay.state(at: 8) == ledger(after: values.prefix(8)))
+            #expect(replay.checkpointSequences == [0, 4])
+            #expect(replay.skippedSnapshots == [7])
+            let found = replay.bisect { $0.count < 9 }
+            #expect(found.failingStep?.sequence == 9)
+        }
+    }
+
     @Test func aJournalInUseIsReadWithoutItsLockAndKeepsBeingWritten() async throws {
         try await withTemporaryDirectory { directory in
             let journal = try Journal(directory: directory)

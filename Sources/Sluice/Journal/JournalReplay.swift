@@ -53,19 +53,30 @@ public final class JournalReplay<State: Codable, Action: Codable> {
     /// Where reading stopped before the end of the log, if it did: a damaged record (file and offset), a record
     /// that does not decode (its sequence number), missing records. `nil` when the whole log was read.
     public let damage: JournalError?
-    /// The snapshots that failed their checksum, could not be read, or did not decode, newest first.
-    public let skippedSnapshots: [UInt64]
+    /// The snapshots that failed their checksum or could not be read, and those that did not decode when the
+    /// replay first needed them.
+    public private(set) var skippedSnapshots: [UInt64]
     /// The snapshots made by another reducer version than ``reducerVersion``, newest first.
     public let otherVersionSnapshots: [JournalSnapshotVersion]
-    /// The sequence numbers of the snapshots the replay starts from, oldest first (with ``firstSequence``).
+    /// The sequence numbers of the states the replay starts from, oldest first: ``firstSequence`` and each usable
+    /// snapshot after it.
     public var checkpointSequences: [UInt64] { checkpoints.map(\.sequence) }
     /// How many actions this replay has reduced so far, for measuring what a query cost.
     public private(set) var reductions = 0
 
     /// The recorded actions `firstSequence + 1 ... lastSequence`, in order.
     private let actions: [Action]
-    /// The states that need no reduction, oldest first: the one at ``firstSequence`` and each usable snapshot.
-    private let checkpoints: [(sequence: UInt64, state: State)]
+    /// The states that need no reduction, oldest first: the one at ``firstSequence`` and each usable snapshot
+    /// (decoded when first needed, then kept).
+    private var checkpoints: [Checkpoint]
+    private let coder: JournalCoder
+    private var scratch: Data
+
+    private struct Checkpoint {
+        let sequence: UInt64
+        var state: State?
+        var payload: [UInt8]
+    }
 
     /// Opens the journal in a local directory for reading, without taking its lock.
     ///
@@ -110,29 +121,37 @@ public final class JournalReplay<State: Codable, Action: Codable> {
         self.reducer = reducer
         let coder = JournalCoder()
         var scratch = Data()
-        var usable: [(sequence: UInt64, state: State)] = []
+        // Checked now, decoded when first needed: decoding a large state costs more than reading its records.
+        var usable: [Checkpoint] = []
         var skipped: [UInt64] = []
         var others: [JournalSnapshotVersion] = []
         for sequence in try storage.snapshotSequences() {
-            switch loadSnapshot(
-                State.self,
-                covering: sequence,
-                from: storage,
-                reducerVersion: reducerVersion,
-                coder: coder,
-                scratch: &scratch
-            ) {
-            case .loaded(let state): usable.append((sequence, state))
+            switch readSnapshotPayload(covering: sequence, from: storage, reducerVersion: reducerVersion) {
+            case .loaded(let payload): usable.append(Checkpoint(sequence: sequence, state: nil, payload: payload))
             case .otherVersion(let version): others.append(JournalSnapshotVersion(sequence: sequence, version: version))
             case .unusable: skipped.append(sequence)
             }
         }
         usable.reverse()
         var read = Self.readActions(after: 0, from: storage, coder: coder, scratch: &scratch)
-        var start = (sequence: UInt64(0), state: initialState)
+        var start = Checkpoint(sequence: 0, state: initialState, payload: [])
         if read.actions.isEmpty, case .missingRecords = read.error {
-            // Compacted: the log starts after a snapshot. Start from the oldest usable one.
-            guard let oldest = usable.first else {
+            // Compacted: the log starts after a snapshot. Start from the oldest usable one that decodes.
+            while let oldest = usable.first, start.sequence == 0 {
+                usable.removeFirst()
+                if let state = decodeSnapshot(
+                    State.self,
+                    oldest.payload,
+                    sequence: oldest.sequence,
+                    coder: coder,
+                    scratch: &scratch
+                ) {
+                    start = Checkpoint(sequence: oldest.sequence, state: state, payload: [])
+                } else {
+                    skipped.append(oldest.sequence)
+                }
+            }
+            guard start.sequence > 0 else {
                 if let other = others.last {
                     throw .undecodable(
                         sequence: other.sequence,
@@ -142,8 +161,7 @@ public final class JournalReplay<State: Codable, Action: Codable> {
                 }
                 throw read.error ?? .missingRecords(expected: 1, file: "the journal")
             }
-            start = oldest
-            read = Self.readActions(after: oldest.sequence, from: storage, coder: coder, scratch: &scratch)
+            read = Self.readActions(after: start.sequence, from: storage, coder: coder, scratch: &scratch)
         }
         let last = start.sequence + UInt64(read.actions.count)
         firstSequence = start.sequence
@@ -153,6 +171,8 @@ public final class JournalReplay<State: Codable, Action: Codable> {
         skippedSnapshots = skipped
         otherVersionSnapshots = others
         checkpoints = [start] + usable.filter { $0.sequence > start.sequence && $0.sequence <= last }
+        self.coder = coder
+        self.scratch = scratch
     }
 
     /// Reads and decodes the records after `base` until the end of the log or the first error.
@@ -197,10 +217,15 @@ public final class JournalReplay<State: Codable, Action: Codable> {
     ///   ``firstSequence``...``lastSequence``.
     public func state(at sequence: UInt64, usingSnapshots: Bool = true) throws(JournalError) -> State {
         guard sequence >= firstSequence, sequence <= lastSequence else { throw unavailable(sequence) }
-        let checkpoint = checkpoints[usingSnapshots ? checkpointIndex(atOrBefore: sequence) : 0]
-        var state = checkpoint.state
-        advance(&state, from: checkpoint.sequence, through: sequence)
-        return state
+        var index = usingSnapshots ? checkpointIndex(atOrBefore: sequence) : 0
+        while true {
+            if let checkpointState = decodedState(index) {
+                var state = checkpointState
+                advance(&state, from: checkpoints[index].sequence, through: sequence)
+                return state
+            }
+            index -= 1
+        }
     }
 
     /// The action with this sequence number, the states before and after it, and the change it made.
@@ -257,15 +282,20 @@ public final class JournalReplay<State: Codable, Action: Codable> {
         func result(_ outcome: JournalBisection<State, Action>.Outcome) -> JournalBisection<State, Action> {
             JournalBisection(outcome: outcome, evaluations: evaluations, reductions: reductions - startReductions)
         }
-        guard check(checkpoints[0].state) else { return result(.failsAtStart(firstSequence)) }
+        guard let first = decodedState(0), check(first) else { return result(.failsAtStart(firstSequence)) }
         // The last checkpoint where it holds, and the next one (where it fails), or the end of the replay.
         var low = 0
         var high = checkpoints.count
         while high - low > 1 {
             let middle = (low + high) / 2
-            if check(checkpoints[middle].state) { low = middle } else { high = middle }
+            guard let state = decodedState(middle) else {
+                // It did not decode and is gone: the later checkpoints moved down by one.
+                high -= 1
+                continue
+            }
+            if check(state) { low = middle } else { high = middle }
         }
-        var good = checkpoints[low]
+        var good = (sequence: checkpoints[low].sequence, state: decodedState(low)!)
         var bad: UInt64
         // A state passed on the way to a bisection point, kept because it is the next point if that one fails.
         var saved: (sequence: UInt64, state: State)?
@@ -344,6 +374,29 @@ public final class JournalReplay<State: Codable, Action: Codable> {
 
     private func middle(_ low: UInt64, _ high: UInt64) -> UInt64 {
         low + (high - low) / 2
+    }
+
+    /// The state of a checkpoint, decoded the first time; `nil` for a snapshot that does not decode, which is
+    /// then removed from the checkpoints and listed in ``skippedSnapshots``. The first checkpoint always has one.
+    private func decodedState(_ index: Int) -> State? {
+        if let state = checkpoints[index].state { return state }
+        let checkpoint = checkpoints[index]
+        guard
+            let state = decodeSnapshot(
+                State.self,
+                checkpoint.payload,
+                sequence: checkpoint.sequence,
+                coder: coder,
+                scratch: &scratch
+            )
+        else {
+            checkpoints.remove(at: index)
+            skippedSnapshots.append(checkpoint.sequence)
+            return nil
+        }
+        checkpoints[index].state = state
+        checkpoints[index].payload = []
+        return state
     }
 
     private func checkpointIndex(atOrBefore sequence: UInt64) -> Int {

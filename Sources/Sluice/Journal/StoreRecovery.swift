@@ -162,6 +162,37 @@ enum SnapshotLoad<State> {
     case unusable(JournalError)
 }
 
+/// Reads and checks the snapshot that covers `sequence`, without decoding it: its payload when it passes its
+/// checksum and was made by `reducerVersion`.
+func readSnapshotPayload(
+    covering sequence: UInt64,
+    from storage: any JournalStorage,
+    reducerVersion: Int
+) -> SnapshotLoad<[UInt8]> {
+    do throws(JournalError) {
+        let snapshot = try storage.readSnapshot(covering: sequence)
+        guard snapshot.reducerVersion == reducerVersion else {
+            return .otherVersion(snapshot.reducerVersion)
+        }
+        return .loaded(snapshot.payload)
+    } catch {
+        return .unusable(error)
+    }
+}
+
+/// Decodes a snapshot's payload; `nil` when it does not decode.
+func decodeSnapshot<State: Decodable>(
+    _ type: State.Type,
+    _ payload: [UInt8],
+    sequence: UInt64,
+    coder: JournalCoder,
+    scratch: inout Data
+) -> State? {
+    try? withBytes(payload) { bytes throws(JournalError) in
+        try coder.decode(State.self, from: bytes, scratch: &scratch, sequence: sequence)
+    }
+}
+
 /// Reads, checks and decodes the snapshot that covers `sequence`: the step that recovery and replay share.
 func loadSnapshot<State: Decodable>(
     _ type: State.Type,
@@ -171,16 +202,16 @@ func loadSnapshot<State: Decodable>(
     coder: JournalCoder,
     scratch: inout Data
 ) -> SnapshotLoad<State> {
-    do throws(JournalError) {
-        let snapshot = try storage.readSnapshot(covering: sequence)
-        guard snapshot.reducerVersion == reducerVersion else {
-            return .otherVersion(snapshot.reducerVersion)
-        }
-        let state = try withBytes(snapshot.payload) { bytes throws(JournalError) in
-            try coder.decode(State.self, from: bytes, scratch: &scratch, sequence: sequence)
+    switch readSnapshotPayload(covering: sequence, from: storage, reducerVersion: reducerVersion) {
+    case .loaded(let payload):
+        guard let state = decodeSnapshot(State.self, payload, sequence: sequence, coder: coder, scratch: &scratch)
+        else {
+            return .unusable(.undecodable(sequence: sequence, description: "the snapshot does not decode"))
         }
         return .loaded(state)
-    } catch {
+    case .otherVersion(let version):
+        return .otherVersion(version)
+    case .unusable(let error):
         return .unusable(error)
     }
 }
