@@ -21,8 +21,8 @@ import Foundation
 /// print(step.sequence, step.action, step.changes.map(\.description))
 /// ```
 ///
-/// Opening reads the journal once: the snapshots (checked and decoded) and every record after the oldest state it
-/// can start from (decoded, kept in memory). It calls only the reading requirements of ``JournalStorage``
+/// Opening reads the journal once: the snapshots (checked; each is decoded when a query first needs it) and every
+/// record after the oldest state it can start from (decoded, kept in memory). It calls only the reading requirements of ``JournalStorage``
 /// (``JournalStorage/snapshotSequences()``, ``JournalStorage/readSnapshot(covering:)`` and
 /// ``JournalStorage/readRecords(after:_:)``): never ``JournalStorage/acquire()``, which would take the writer's
 /// lock, nor ``JournalStorage/lastSequence()``, which cuts off a torn last record. So a journal that a live store
