@@ -8,21 +8,32 @@ let package = Package(
     products: [
         .library(name: "Sluice", targets: ["Sluice"]),
         .library(name: "SluiceTesting", targets: ["SluiceTesting"]),
+        // The generic `replay` command, a product of its own: a service's executable calls it with its reducer.
+        .library(name: "SluiceReplay", targets: ["SluiceReplay"]),
         .executable(name: "sluice-demo", targets: ["SluiceDemo"]),
+        .executable(name: "sluice-demo-replay", targets: ["SluiceDemoReplay"]),
         .executable(name: "sluice-journal-crash", targets: ["SluiceJournalCrash"]),
+        .executable(name: "sluice-replay-bench", targets: ["SluiceReplayBench"]),
     ],
     targets: [
         .target(name: "CSluiceSupport"),
         .target(name: "Sluice", dependencies: ["CSluiceSupport"]),
         .target(name: "SluiceTesting", dependencies: ["Sluice"]),
+        .target(name: "SluiceReplay", dependencies: ["Sluice"]),
         .target(name: "SluiceDemoKit", dependencies: ["Sluice"]),
         .executableTarget(name: "SluiceDemo", dependencies: ["SluiceDemoKit"]),
+        .executableTarget(name: "SluiceDemoReplay", dependencies: ["SluiceDemoKit", "SluiceReplay"]),
+        // Times a replay against a recovery on a journal of the demo's domain (Benchmarks/README.md).
+        .executableTarget(name: "SluiceReplayBench", dependencies: ["SluiceDemoKit", "Sluice"]),
         // The journal's crash test launches this process and kills it.
         .executableTarget(name: "SluiceJournalCrash", dependencies: ["Sluice"]),
         .testTarget(name: "SluiceTests", dependencies: ["Sluice", "SluiceTesting", "SluiceJournalCrash"]),
         .testTarget(name: "SluiceTestingTests", dependencies: ["Sluice", "SluiceTesting"]),
         // The demo's crash test launches `sluice-demo` and kills it.
-        .testTarget(name: "SluiceDemoTests", dependencies: ["SluiceDemoKit", "Sluice", "SluiceDemo"]),
+        .testTarget(
+            name: "SluiceDemoTests",
+            dependencies: ["SluiceDemoKit", "Sluice", "SluiceDemo", "SluiceReplay", "SluiceTesting"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -532,3 +532,10 @@ private func waitFor(seconds: Double, _ condition: () -> Bool) -> Bool {
     }
     return true
 }
+
+/// The demo's invariants on any state of the service, by name: what `sluice-demo-replay --find NAME` looks for
+/// in a journal. The run checks the same properties on its final state.
+public let demoInvariants: [(name: String, holds: @Sendable (ServiceState) -> Bool)] = [
+    ("stock never negative", { state in state.inventory.stock.values.allSatisfy { $0 >= 0 } }),
+    ("order book matches the counters", { state in orderBookCheck(state.orders).passed }),
+]

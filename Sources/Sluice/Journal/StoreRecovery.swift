@@ -113,20 +113,22 @@ extension Store where State: Codable, Action: Codable {
         var covered: UInt64 = 0
         var skipped: [UInt64] = []
         for sequence in try storage.snapshotSequences() {
-            do throws(JournalError) {
-                let snapshot = try storage.readSnapshot(covering: sequence)
-                guard snapshot.reducerVersion == reducerVersion else {
-                    skipped.append(sequence)
-                    continue
-                }
-                state = try withBytes(snapshot.payload) { bytes throws(JournalError) in
-                    try coder.decode(State.self, from: bytes, scratch: &scratch, sequence: sequence)
-                }
-                covered = sequence
-                break
-            } catch {
+            guard
+                case .loaded(let loaded) = loadSnapshot(
+                    State.self,
+                    covering: sequence,
+                    from: storage,
+                    reducerVersion: reducerVersion,
+                    coder: coder,
+                    scratch: &scratch
+                )
+            else {
                 skipped.append(sequence)
+                continue
             }
+            state = loaded
+            covered = sequence
+            break
         }
         var replayed = 0
         var last = covered
@@ -150,5 +152,69 @@ extension Store where State: Codable, Action: Codable {
         )
         journal.didRecover(report)
         return (state, report)
+    }
+}
+
+/// What reading one snapshot found: its state, or why it cannot be used.
+enum SnapshotLoad<State> {
+    /// The snapshot passed its checksum, was made by the expected reducer version, and decoded.
+    case loaded(State)
+    /// The snapshot is intact but was made by another reducer version.
+    case otherVersion(Int)
+    /// The snapshot failed its checksum, could not be read, or did not decode.
+    case unusable(JournalError)
+}
+
+/// Reads and checks the snapshot that covers `sequence`, without decoding it: its payload when it passes its
+/// checksum and was made by `reducerVersion`.
+func readSnapshotPayload(
+    covering sequence: UInt64,
+    from storage: any JournalStorage,
+    reducerVersion: Int
+) -> SnapshotLoad<[UInt8]> {
+    do throws(JournalError) {
+        let snapshot = try storage.readSnapshot(covering: sequence)
+        guard snapshot.reducerVersion == reducerVersion else {
+            return .otherVersion(snapshot.reducerVersion)
+        }
+        return .loaded(snapshot.payload)
+    } catch {
+        return .unusable(error)
+    }
+}
+
+/// Decodes a snapshot's payload; `nil` when it does not decode.
+func decodeSnapshot<State: Decodable>(
+    _ type: State.Type,
+    _ payload: [UInt8],
+    sequence: UInt64,
+    coder: JournalCoder,
+    scratch: inout Data
+) -> State? {
+    try? withBytes(payload) { bytes throws(JournalError) in
+        try coder.decode(State.self, from: bytes, scratch: &scratch, sequence: sequence)
+    }
+}
+
+/// Reads, checks and decodes the snapshot that covers `sequence`: the step that recovery and replay share.
+func loadSnapshot<State: Decodable>(
+    _ type: State.Type,
+    covering sequence: UInt64,
+    from storage: any JournalStorage,
+    reducerVersion: Int,
+    coder: JournalCoder,
+    scratch: inout Data
+) -> SnapshotLoad<State> {
+    switch readSnapshotPayload(covering: sequence, from: storage, reducerVersion: reducerVersion) {
+    case .loaded(let payload):
+        guard let state = decodeSnapshot(State.self, payload, sequence: sequence, coder: coder, scratch: &scratch)
+        else {
+            return .unusable(.undecodable(sequence: sequence, description: "the snapshot does not decode"))
+        }
+        return .loaded(state)
+    case .otherVersion(let version):
+        return .otherVersion(version)
+    case .unusable(let error):
+        return .unusable(error)
     }
 }

@@ -112,7 +112,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:352
+        // README.md:372
         do {
             let report = Middlewares.throttle(.seconds(1)) { (action: AppAction, api: MiddlewareAPI<AppState, AppAction>) in
                 print("count is", api.state.count)  // at most once a second, however many actions arrive
@@ -122,7 +122,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:390
+        // README.md:410
         do {
             let store = Store<AppState, AppAction>(
                 initialState: AppState(),
@@ -136,7 +136,7 @@ enum READMESnippets {
             _ = report
         }
 
-        // README.md:415
+        // README.md:435
         do {
             let store = Store<AppState, AppAction>(
                 initialState: AppState(),
@@ -146,7 +146,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:445
+        // README.md:465
         do {
             let minimumLevel = Middlewares.LogLevel.info
             let store = Store<AppState, AppAction>(
@@ -165,7 +165,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:558
+        // README.md:585
         func addAddsTheAmount() {
             let next = counter(AppState(), .add(41))
             #expect(next.count == 41)
@@ -173,7 +173,7 @@ enum READMESnippets {
         }
         addAddsTheAmount()
 
-        // README.md:570
+        // README.md:597
         func everyActionIsLogged() {
             let lines = Recorder<String>()  // a small lock-guarded array of your test support code
             let store = Store<AppState, AppAction>(
@@ -187,7 +187,7 @@ enum READMESnippets {
         }
         everyActionIsLogged()
 
-        // README.md:589
+        // README.md:616
         func reportIsDebounced() {
             let scheduler = TestScheduler()
             let reports = Recorder<Int>()
@@ -209,7 +209,7 @@ enum READMESnippets {
         }
         reportIsDebounced()
 
-        // README.md:621
+        // README.md:648
         do {
             struct Quote: Equatable, Sendable {
                 var symbol = ""
