@@ -30,6 +30,7 @@ let package = Package(
                 .product(name: "Sluice", package: sluicePackage),
                 .product(name: "SluiceLogging", package: "SluiceServer"),
                 .product(name: "SluiceMetrics", package: "SluiceServer"),
+                .product(name: "SluiceLifecycle", package: "SluiceServer"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

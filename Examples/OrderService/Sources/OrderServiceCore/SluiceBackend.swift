@@ -1,6 +1,7 @@
 public import Logging
 import ServiceLifecycle
 public import Sluice
+import SluiceLifecycle
 
 /// The orders in a Sluice `Store`, optionally journaled.
 ///
@@ -133,28 +134,20 @@ public final class SluiceBackend: OrderBackend {
     /// The HTTP server is a later service of the same group, so it stops first: the requests in flight get their
     /// answers (their actions made durable by the writer, still running) before the store refuses anything.
     public func run() async throws {
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        // SluiceLifecycle's `StoreService` does exactly that, and reports it through the logger.
+        let service =
             if let journal {
-                group.addTask { try await journal.run() }
+                StoreService(
+                    store: store,
+                    journal: journal,
+                    label: "shop",
+                    shutdownTimeout: shutdownTimeout,
+                    logger: logger
+                )
+            } else {
+                StoreService(store: store, label: "shop", shutdownTimeout: shutdownTimeout, logger: logger)
             }
-            // Returns at graceful shutdown, throws if the task is cancelled: either way, shut down.
-            try? await gracefulShutdown()
-            let report = await store.shutdown(timeout: shutdownTimeout)
-            logger.info(
-                "store shut down",
-                metadata: [
-                    "store.flushedRuns": "\(report.flushedRuns)",
-                    "store.cancelledTasks": "\(report.cancelledTasks)",
-                    "store.refusedDispatches": "\(report.refusedDispatches)",
-                ]
-            )
-            guard let journal else { return }
-            let covered = try journal.snapshot(store)
-            group.cancelAll()
-            try await group.waitForAll()
-            journal.close()
-            logger.info("final snapshot written", metadata: ["journal.sequence": "\(covered)"])
-        }
+        try await service.run()
     }
 }
 
