@@ -29,7 +29,7 @@
 /// `@unchecked Sendable`: the mutable properties are guarded by `stateLock`, whose condition also wakes the
 /// writer and the producers held back by it; calls into the storage are serialized by `ioLock` (taken before
 /// `stateLock` when both are needed); `gate` is held by the journal middleware while it records and reduces one
-/// action, so that ``snapshot(_:reducerVersion:)`` reads a state and the sequence it covers together.
+/// action, so that ``snapshot(_:reducerVersion:)-(Store<State,Action>,_)`` reads a state and the sequence it covers together.
 public final class Journal: @unchecked Sendable {
     /// Where the records and snapshots are kept.
     public let storage: any JournalStorage
