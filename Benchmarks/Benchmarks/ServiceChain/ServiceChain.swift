@@ -20,30 +20,25 @@ let benchmarks: @Sendable () -> Void = {
         maxIterations: 10_000
     )
 
+    let services: [(name: String, make: @Sendable () -> any OrderService)] = [
+        ("Sluice", { SluiceService() }),
+        ("Mutex", { MutexService() }),
+    ]
     for threads in [1, 2, 4] {
-        let name = "\(threads)-thread\(threads == 1 ? "" : "s")"
-        Benchmark("\(name)-Sluice", configuration: configuration) { benchmark, service in
-            let perThread = benchmark.scaledIterations.count / threads
-            runOnThreads(threads) { thread in
-                for index in 0..<perThread {
-                    let (item, quantity) = request(thread &* perThread &+ index)
-                    blackHole(service.place(item: item, quantity: quantity))
+        for (backend, make) in services {
+            Benchmark("\(threads)-thread\(threads == 1 ? "" : "s")-\(backend)", configuration: configuration) {
+                benchmark,
+                service in
+                let perThread = benchmark.scaledIterations.count / threads
+                runOnThreads(threads) { thread in
+                    for index in 0..<perThread {
+                        let (item, quantity) = request(thread &* perThread &+ index)
+                        blackHole(service.place(item: item, quantity: quantity))
+                    }
                 }
+            } setup: {
+                make()
             }
-        } setup: {
-            SluiceService()
-        }
-
-        Benchmark("\(name)-Mutex", configuration: configuration) { benchmark, service in
-            let perThread = benchmark.scaledIterations.count / threads
-            runOnThreads(threads) { thread in
-                for index in 0..<perThread {
-                    let (item, quantity) = request(thread &* perThread &+ index)
-                    blackHole(service.place(item: item, quantity: quantity))
-                }
-            }
-        } setup: {
-            MutexService()
         }
     }
 

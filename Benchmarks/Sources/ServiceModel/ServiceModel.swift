@@ -184,8 +184,13 @@ private func encodeSnapshot(_ state: ServiceState) -> Data {
 
 // MARK: - The service on a Sluice store
 
+/// What both services answer: place an order from a thread, and return it as placed.
+public protocol OrderService: Sendable {
+    func place(item: Int, quantity: Int) -> Order?
+}
+
 /// The order service on a store, with the chain a service writes.
-public final class SluiceService: Sendable {
+public final class SluiceService: OrderService {
     public let store: Store<ServiceState, ServiceAction>
     public let output: ServiceOutput
 
@@ -256,7 +261,7 @@ public final class SluiceService: Sendable {
 
 /// The order service as a hand-written alternative would be: the state in a `Mutex`, the same reducer and rules
 /// applied under the lock, the delivery in a task, sampled log lines, the snapshot encoded on a background queue.
-public final class MutexService: Sendable {
+public final class MutexService: OrderService {
     private struct Guarded: Sendable {
         var state = ServiceState()
         var logged = 0
