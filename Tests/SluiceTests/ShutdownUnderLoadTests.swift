@@ -206,7 +206,7 @@ import Testing
                     Middleware(
                         Middlewares.delay(
                             .milliseconds(1),
-                            Middlewares.throttle(.seconds(60), leading: true, trailing: true) { action, _ in
+                            Middlewares.throttle(.seconds(3_600), leading: true, trailing: true) { action, _ in
                                 guard let value = Self.value(of: action) else { return }
                                 if value == 1 {
                                     // Holds the delay's queue thread inside the run of 1.
@@ -218,7 +218,7 @@ import Testing
                         )
                     ),
                     Middleware(
-                        Middlewares.debounce(.seconds(60)) { action, _ in
+                        Middlewares.debounce(.seconds(3_600)) { action, _ in
                             if let value = Self.value(of: action) { debounced.append(value) }
                         }
                     ),
