@@ -166,8 +166,7 @@ public final class Journal: @unchecked Sendable {
             await withCheckedContinuation { (continuation: CheckedContinuation<JournalError?, Never>) in
                 let resumeNow: JournalError?? = stateLock.withLock {
                     if durableSequence >= sequence { return .some(nil) }
-                    if let failure { return .some(failure) }
-                    if isClosed { return .some(.closed) }
+                    if let reason = stopReason { return .some(reason) }
                     if Task.isCancelled { return .some(.cancelled) }
                     waiters[id] = DurabilityWaiter(sequence: sequence, continuation: continuation)
                     return nil
@@ -294,7 +293,7 @@ public final class Journal: @unchecked Sendable {
         let payload = try JournalCoder().encode(state)
         try flush(sync: true)
         try ioLock.withLock { () throws(JournalError) in
-            try stateLock.withLock { () throws(JournalError) in try throwIfStopped() }
+            if let reason = stateLock.withLock({ stopReason }) { throw reason }
             do throws(JournalError) {
                 try storage.writeSnapshot(
                     JournalSnapshot(sequence: sequence, reducerVersion: reducerVersion, payload: payload)
@@ -361,10 +360,10 @@ public final class Journal: @unchecked Sendable {
         return nil
     }
 
-    /// Throws the error that stopped the journal, or ``JournalError/closed``. Called with `stateLock` held.
-    private func throwIfStopped() throws(JournalError) {
-        if let failure { throw failure }
-        if isClosed { throw .closed }
+    /// Why the journal takes no more actions: the error that stopped it, or ``JournalError/closed``; `nil` while it
+    /// records. Read with `stateLock` held.
+    private var stopReason: JournalError? {
+        failure ?? (isClosed ? .closed : nil)
     }
 
     // MARK: - For the middleware and recovery
@@ -488,13 +487,13 @@ public final class Journal: @unchecked Sendable {
     func outcomeOfLastRecord() -> Result<UInt64, JournalError> {
         stateLock.withLock {
             if lastOutcome != 0 { return .success(lastOutcome) }
-            return .failure(failure ?? (isClosed ? .closed : .notRecorded))
+            return .failure(stopReason ?? .notRecorded)
         }
     }
 
     /// Why an action that did not reach the journal has no sequence number.
     func reasonNotRecorded(refusedByStore: Bool) -> JournalError {
-        stateLock.withLock { failure ?? (isClosed ? .closed : refusedByStore ? .refused : .notRecorded) }
+        stateLock.withLock { stopReason ?? (refusedByStore ? .refused : .notRecorded) }
     }
 
     /// Reads the store's state and the sequence number of the last action in it, together.
