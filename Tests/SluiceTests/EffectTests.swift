@@ -142,8 +142,9 @@ import Testing
         #expect(try await task.value == 1)
     }
 
-    /// The README's "Effects" snippet, verbatim.
-    @Test func readmeEffectsSnippet() async throws {
+    /// The forms of Effects.md's table together: a synchronous `run`, an asynchronous one that returns its value,
+    /// `start` with `cancelInFlight`, and `cancel(id:)`.
+    @Test func runStartAndCancelTogether() async throws {
         let store = Store(initialState: TestState(), reducer: testReducer)
         @Sendable func fetchCount() async throws -> Int {
             await Task.yield()

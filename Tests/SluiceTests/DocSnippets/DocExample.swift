@@ -2,7 +2,7 @@ import Foundation
 import Sluice
 
 /// The application that the documents' fragments talk about without declaring it, declared once for the hidden
-/// setup of their snippets (see DocSnippetTests.swift). Nothing here runs in a test except the README's quick start.
+/// setup of their snippets (see DocSnippetTests.swift). It runs only where the documents whose snippets run use it.
 enum DocExample {
     // GettingStarted.md's order service, which WritingMiddleware.md and TestingWithTestScheduler.md continue.
     struct OrderState: Sendable, Equatable {
@@ -108,7 +108,7 @@ enum DocExample {
     static let isOrder: @Sendable (AppAction) -> Bool = { $0.changesOrders }
     static let sideEffect = SideEffect<AppState, AppAction> { _, _ in }
 
-    /// The README's and TestingWithTestScheduler.md's `Recorder`: a lock-guarded array.
+    /// The `Recorder` of TestingWithTestScheduler.md, which ServicesAndDependencies.md uses too: a lock-guarded array.
     final class Recorder<Value: Sendable>: @unchecked Sendable {
         private let lock = NSLock()  // @unchecked: `storage` is only used with `lock` held.
         private var storage: [Value] = []

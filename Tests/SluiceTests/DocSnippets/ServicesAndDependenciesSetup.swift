@@ -74,5 +74,7 @@ let shopReducer = Reducer<Shop, ShopAction>(mutating: { state, action in
 })
 
 extension ServicesAndDependenciesSnippets {
+    typealias Recorder = DocExample.Recorder
+
     static let apiKey = "sk_test_123"
 }

@@ -123,8 +123,8 @@ func jsonResponse(_ value: some Encodable, status: HTTPResponse.Status) throws -
     )
 }
 
-/// The body of `POST /orders`, decoded strictly: an unknown field, a missing one or one of the wrong type is a 400;
-/// a value out of range is a 422.
+/// The body of `POST /orders`: an unknown field, a missing one or one of the wrong type is a 400; a value out of
+/// range is a 422 (`validated()`). A field given twice is not detected: `JSONDecoder` keeps one of its values.
 struct OrderRequestBody: Decodable {
     var customer: String
     var sku: String

@@ -33,7 +33,7 @@ enum DurabilitySnippets {
         _ = journal
         _ = store
 
-        // Sources/Sluice/Sluice.docc/Durability.md:107
+        // Sources/Sluice/Sluice.docc/Durability.md:112
         func runJournaledService(in directory: String, requests: [Int]) async throws {
             let journal = try Journal(directory: directory, onError: { error in print("journal stopped:", error) })
             let store = try Store<Counter, CounterAction>(
@@ -73,7 +73,7 @@ enum DurabilitySnippets {
             journal.close()
         }
 
-        // Sources/Sluice/Sluice.docc/Durability.md:156
+        // Sources/Sluice/Sluice.docc/Durability.md:168
         try journal.snapshot(store, reducerVersion: 1)
     }
 }

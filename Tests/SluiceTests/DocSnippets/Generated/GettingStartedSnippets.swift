@@ -10,7 +10,7 @@ import Testing
 /// The Swift blocks of Sources/Sluice/Sluice.docc/GettingStarted.md, in order (compiled; run only where a test calls `snippets()`).
 enum GettingStartedSnippets {
     static func snippets() async throws {
-        // Sources/Sluice/Sluice.docc/GettingStarted.md:39
+        // Sources/Sluice/Sluice.docc/GettingStarted.md:43
         struct OrderState: Sendable, Equatable {
             var pending: [Int] = []
             var shipped = 0
@@ -21,7 +21,7 @@ enum GettingStartedSnippets {
             case ship(id: Int)
         }
 
-        // Sources/Sluice/Sluice.docc/GettingStarted.md:59
+        // Sources/Sluice/Sluice.docc/GettingStarted.md:63
         let orders = Reducer<OrderState, OrderAction>(mutating: { state, action in
             switch action {
             case .place(let id):
@@ -35,19 +35,19 @@ enum GettingStartedSnippets {
         })
         _ = orders
 
-        // Sources/Sluice/Sluice.docc/GettingStarted.md:76
+        // Sources/Sluice/Sluice.docc/GettingStarted.md:80
         let ordersToo = Reducer<OrderState, OrderAction> { (state: consuming OrderState, action) in
             if case .place(let id) = action { state.pending.append(id) }
             return state
         }
         _ = ordersToo
 
-        // Sources/Sluice/Sluice.docc/GettingStarted.md:91
+        // Sources/Sluice/Sluice.docc/GettingStarted.md:95
         let next = orders(OrderState(), .place(id: 1))
         // next.pending == [1]
         _ = next
 
-        // Sources/Sluice/Sluice.docc/GettingStarted.md:100
+        // Sources/Sluice/Sluice.docc/GettingStarted.md:104
         let store = Store<OrderState, OrderAction>(initialState: OrderState(), reducer: orders)
 
         store.dispatch(.place(id: 1))
@@ -56,13 +56,13 @@ enum GettingStartedSnippets {
         // store.state == OrderState(pending: [2], shipped: 1)
         _ = store
 
-        // Sources/Sluice/Sluice.docc/GettingStarted.md:117
+        // Sources/Sluice/Sluice.docc/GettingStarted.md:126
         let subscription = store.subscribe(to: \.shipped) { shipped in
             print("shipped so far:", shipped)
         }
         _ = subscription
 
-        // Sources/Sluice/Sluice.docc/GettingStarted.md:133
+        // Sources/Sluice/Sluice.docc/GettingStarted.md:142
         let loggedStore = Store<OrderState, OrderAction>(
             initialState: OrderState(),
             reducer: orders,

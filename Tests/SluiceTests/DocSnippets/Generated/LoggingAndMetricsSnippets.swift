@@ -10,7 +10,7 @@ import Testing
 /// The Swift blocks of Sources/Sluice/Sluice.docc/LoggingAndMetrics.md, in order (compiled; run only where a test calls `snippets()`).
 enum LoggingAndMetricsSnippets {
     static func snippets() async throws {
-        // Sources/Sluice/Sluice.docc/LoggingAndMetrics.md:29
+        // Sources/Sluice/Sluice.docc/LoggingAndMetrics.md:36
         let records: Middleware<OrderState, OrderAction> = Middlewares.logging(
             level: .debug,
             diff: true,
@@ -21,7 +21,7 @@ enum LoggingAndMetricsSnippets {
         }
         _ = records
 
-        // Sources/Sluice/Sluice.docc/LoggingAndMetrics.md:118
+        // Sources/Sluice/Sluice.docc/LoggingAndMetrics.md:125
         let measured = Store<OrderState, OrderAction>(
             initialState: OrderState(),
             reducer: orders,

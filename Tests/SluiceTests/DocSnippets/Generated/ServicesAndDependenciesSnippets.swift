@@ -10,7 +10,31 @@ import Testing
 /// The Swift blocks of Sources/Sluice/Sluice.docc/ServicesAndDependencies.md, in order (compiled; run only where a test calls `snippets()`).
 enum ServicesAndDependenciesSnippets {
     static func snippets() async throws {
-        // Sources/Sluice/Sluice.docc/ServicesAndDependencies.md:81
+        // Sources/Sluice/Sluice.docc/ServicesAndDependencies.md:79
+        func theAuditUsesTheTestValues() {
+            let lines = Recorder<String>()
+            let audit = SideEffect<Shop, ShopAction> { action, api in
+                lines.append("\(action) as \(api.dependencies.makeID()) at \(api.dependencies.date.now.timeIntervalSince1970)")
+            }
+            let scheduler = TestScheduler()
+            let store = Store<Shop, ShopAction>(
+                initialState: Shop(),
+                reducer: shopReducer,
+                middleware: [Middleware(audit), Middleware(Middlewares.delay(.seconds(5), on: scheduler, audit))],
+                dependencies: .test { $0.date = .constant(Date(timeIntervalSince1970: 0)) }  // makeID counts from 0
+            )
+            store.dispatch(.checkout(orderID: 7, cents: 1_250))
+            scheduler.advance(by: .seconds(5))
+            #expect(
+                lines.values == [
+                    "checkout(orderID: 7, cents: 1250) as 00000000-0000-0000-0000-000000000000 at 0.0",
+                    "checkout(orderID: 7, cents: 1250) as 00000000-0000-0000-0000-000000000001 at 0.0",
+                ]
+            )
+        }
+        theAuditUsesTheTestValues()
+
+        // Sources/Sluice/Sluice.docc/ServicesAndDependencies.md:108
         @Sendable func charge(_ cents: Int, for orderID: Int) async throws -> String {
             try await StoreDependencies.current.paymentGateway.charge(cents, orderID: orderID)
         }
@@ -41,7 +65,7 @@ enum ServicesAndDependenciesSnippets {
         _ = expireUnpaid
         _ = store
 
-        // Sources/Sluice/Sluice.docc/ServicesAndDependencies.md:120
+        // Sources/Sluice/Sluice.docc/ServicesAndDependencies.md:147
         struct DecliningGateway: PaymentGateway {
             func charge(_ cents: Int, orderID: Int) async throws -> String {
                 throw PaymentDeclined()
@@ -68,7 +92,7 @@ enum ServicesAndDependenciesSnippets {
         }
         await anUnpaidOrderExpires()
 
-        // Sources/Sluice/Sluice.docc/ServicesAndDependencies.md:150
+        // Sources/Sluice/Sluice.docc/ServicesAndDependencies.md:177
         func aDeclinedCardFailsTheOrder() async {
             let store = TestStore(
                 initialState: Shop(),
@@ -84,7 +108,7 @@ enum ServicesAndDependenciesSnippets {
         }
         await aDeclinedCardFailsTheOrder()
 
-        // Sources/Sluice/Sluice.docc/ServicesAndDependencies.md:190
+        // Sources/Sluice/Sluice.docc/ServicesAndDependencies.md:217
         struct RetryingGateway: PaymentGateway {
             let base: any PaymentGateway
             func charge(_ cents: Int, orderID: Int) async throws -> String {

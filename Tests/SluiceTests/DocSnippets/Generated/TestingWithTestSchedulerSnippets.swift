@@ -59,7 +59,7 @@ enum TestingWithTestSchedulerSnippets {
         }
         shipmentsAreLogged()
 
-        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:121
+        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:122
         func searchIsDebounced() {
             let scheduler = TestScheduler()
             let searches = Recorder<String>()
@@ -84,7 +84,7 @@ enum TestingWithTestSchedulerSnippets {
         }
         searchIsDebounced()
 
-        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:157
+        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:158
         func throttleLatestRunsTheNewestActionOfEachWindow() {
             let scheduler = TestScheduler()
             let start = scheduler.now
@@ -112,7 +112,7 @@ enum TestingWithTestSchedulerSnippets {
         }
         throttleLatestRunsTheNewestActionOfEachWindow()
 
-        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:191
+        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:192
         func aLateSearchRunsOnceWithTheLastText() {
             let scheduler = TestScheduler()
             let searches = Recorder<String>()
@@ -134,7 +134,7 @@ enum TestingWithTestSchedulerSnippets {
         }
         aLateSearchRunsOnceWithTheLastText()
 
-        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:226
+        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:227
         do {
             struct Query: Equatable, Sendable {
                 var text = ""
@@ -178,7 +178,52 @@ enum TestingWithTestSchedulerSnippets {
             await typingSearchesOnceItIsQuiet()
         }
 
-        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:282
+        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:273
+        do {
+            struct Quote: Equatable, Sendable {
+                var symbol = ""
+                var price: Int?
+                var isLoading = false
+            }
+
+            enum QuoteAction: Equatable, Sendable {
+                case request(String)
+                case received(Int)
+            }
+
+            let quoteReducer = Reducer<Quote, QuoteAction>(mutating: { quote, action in
+                switch action {
+                case .request(let symbol):
+                    quote.symbol = symbol
+                    quote.isLoading = true
+                case .received(let price):
+                    quote.price = price
+                    quote.isLoading = false
+                }
+            })
+
+            func aRequestedQuoteArrives() async {
+                let price: @Sendable (String) async -> Int = { _ in 42 }  // the quote service, faked
+                let fetch = SideEffect<Quote, QuoteAction> { (action: QuoteAction, api: MiddlewareAPI<Quote, QuoteAction>) async in
+                    guard case .request(let symbol) = action else { return }
+                    api.dispatch(.received(await price(symbol)))
+                }
+                let store = TestStore(initialState: Quote(), reducer: quoteReducer, middleware: [Middleware(fetch)])
+                store.send(.request("ACME")) {
+                    $0.symbol = "ACME"
+                    $0.isLoading = true
+                }
+                await store.receive(.received(42), timeout: .seconds(30)) {
+                    $0.price = 42
+                    $0.isLoading = false
+                }
+                await store.finish()
+            }
+            _ = quoteReducer
+            await aRequestedQuoteArrives()
+        }
+
+        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:333
         do {
             struct Tickets: Equatable, Sendable {
                 var open: [UUID] = []

@@ -103,7 +103,7 @@ enum WritingMiddlewareSnippets {
         _ = saveSoon
         _ = saving
 
-        // Sources/Sluice/Sluice.docc/WritingMiddleware.md:170
+        // Sources/Sluice/Sluice.docc/WritingMiddleware.md:194
         do {
             let store = Store<OrderState, OrderAction>(
                 initialState: OrderState(),
@@ -116,7 +116,7 @@ enum WritingMiddlewareSnippets {
             _ = store
         }
 
-        // Sources/Sluice/Sluice.docc/WritingMiddleware.md:242
+        // Sources/Sluice/Sluice.docc/WritingMiddleware.md:266
         let shipments: Middleware<OrderState, OrderAction> = Middlewares.logging(
             sampling: .every(100),
             include: { action in if case .ship = action { true } else { false } },
