@@ -48,8 +48,15 @@ extension StoreCore {
         )
         switch admission {
         case .run:
+            let chain = fromAPI ? entry : chain
+            if chain == nil && nobodyToNotify {
+                reduceAndReleaseLocked(action)
+                let value = body(statePointer.pointee)
+                lock.unlock()
+                return value
+            }
             ownLocked(thread)
-            return runAsOwnerLocked(action, through: fromAPI ? entry : chain, reading: body)
+            return runAsOwnerLocked(action, through: chain, reading: body)
         case .queued, .refused, .dropped:
             lock.unlock()
             return nil

@@ -291,16 +291,19 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// without it, the queue drained and the pipeline given up.
     @inlinable
     func runAdmittedLocked(_ action: Action, through chain: DispatchFunction<Action>?, thread: ThreadID) {
-        ownLocked(thread)
         if chain == nil {
-            reduce(&statePointer.pointee, action)
-            if !nobodyToNotify {
-                notifyLocked()
-                lock.lock()
+            if _fastPath(nobodyToNotify) {
+                reduceAndReleaseLocked(action)
+                lock.unlock()
+                return
             }
-            drainLocked(through: nil)
+            ownLocked(thread)
+            reduce(&statePointer.pointee, action)
+            notifyLocked()
+            drainQueue(through: nil)
             return
         }
+        ownLocked(thread)
         lock.unlock()
         // `chain!`, not `guard let chain` nor `chain.unsafelyUnwrapped`: either made the optimizer copy the closure,
         // a retain and a release of its context per action (two atomic operations, 56 instructions with one
@@ -350,6 +353,16 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         let thread = ThreadID.current
         pipelineStorage.take(by: thread)
         ownLocked(thread)
+    }
+
+    /// Reduces `action` for the thread that the machine just gave the free pipeline, and gives the pipeline back at
+    /// once, all under the lock: with no chain and nobody to notify, no other thread can see it owned, so the thread
+    /// need not record that it owns it (``ownLocked(_:)``). Called with `lock` held, returns with it.
+    @inlinable
+    func reduceAndReleaseLocked(_ action: Action) {
+        reduce(&statePointer.pointee, action)
+        pipelineStorage.releaseIdle()
+        deflateLocked()
     }
 
     /// Records that `thread`, which the machine made the owner, owns the pipeline: in the owner word and in this

@@ -228,8 +228,14 @@ extension StoreCore {
         )
         switch admission {
         case .run:
-            ownLocked(thread)
             let chain = fromAPI ? entry : chain
+            if chain == nil && nobodyToNotify {
+                // No middleware to start work, nobody to notify: as `dispatch` does.
+                reduceAndReleaseLocked(action)
+                lock.unlock()
+                return .done(StoreTask(isAccepted: true))
+            }
+            ownLocked(thread)
             let work = runTrackingLocked(action, through: chain, waited: 0)
             drainLocked(through: chain)
             return .done(StoreTask(isAccepted: true, work: work))
