@@ -319,6 +319,7 @@ private struct Model {
             try note(admission, of: operation.action, in: &next)
             switch admission {
             case .run:
+                next.machine.take(by: thread(index))
                 next.steps[index] = .owning(op: op, current: operation.action, serving: nil)
             case .queued:
                 throw violation("a dispatcher that owns nothing had its action \(operation.action) queued", next)

@@ -33,11 +33,14 @@ import Testing
         #expect(machine.statistics.queuedActions == 2)
     }
 
-    @Test func aDispatchOnAFreePipelineMakesItsThreadTheOwner() {
+    @Test func aDispatchOnAFreePipelineRunsAndTheCallerTakesIt() {
         var machine = Machine()
         #expect(machine.admit(1, from: other, ownsAnotherPipeline: false, superseded: false) == .run)
-        #expect(machine.owner == other)
+        // The machine does not take the pipeline: a caller that reduces within the critical section never owns it.
+        #expect(!machine.isOwned)
         #expect(machine.queue.isEmpty)
+        machine.take(by: other)
+        #expect(machine.owner == other)
     }
 
     @Test func aSupersededRunIsDroppedOnAFreePipelineButQueuedOnAnOwnedOne() {

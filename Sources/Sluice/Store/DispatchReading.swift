@@ -39,36 +39,50 @@ extension StoreCore {
         run: Cancellation? = nil,
         reading body: (borrowing State) -> T
     ) -> T? {
-        let thread = ThreadID.current
         let admission = pipeline.admit(
             action,
-            from: thread,
+            from: ThreadID.current,
             ownsAnotherPipeline: OwnedPipelines.count > 0,
             superseded: isSuperseded(run)
         )
-        switch admission {
-        case .run:
-            let chain = fromAPI ? entry : chain
-            if chain == nil && nobodyToNotify {
-                reduceAndReleaseLocked(action)
-                let value = body(statePointer.pointee)
-                lock.unlock()
-                return value
-            }
-            ownLocked(thread)
-            return runAsOwnerLocked(action, through: chain, reading: body)
-        case .queued, .refused, .dropped:
+        guard _fastPath(admission.isRun) else {
+            return performLocked(admission, of: action, through: chain, fromAPI: fromAPI, run: run, reading: body)
+        }
+        let chain = fromAPI ? entry : chain
+        if chain == nil && nobodyToNotify {
+            // Reduced and read in this critical section: the pipeline is never taken. The machine stays in charge,
+            // which spares the next reading dispatch the atomic operation of putting it back in charge.
+            reduce(&statePointer.pointee, action)
+            let value = body(statePointer.pointee)
+            lock.unlock()
+            return value
+        }
+        takeLocked(ThreadID.current)
+        return runAsOwnerLocked(action, through: chain, reading: body)
+    }
+
+    /// ``dispatchLocked(_:through:fromAPI:run:reading:)`` for every admission but ``PipelineStateMachine/Admission/run``
+    /// (out of line, so that the uncontended reading dispatch stays small enough to inline).
+    @usableFromInline
+    func performLocked<T>(
+        _ admission: Pipeline.Admission,
+        of action: Action,
+        through chain: DispatchFunction<Action>?,
+        fromAPI: Bool,
+        run: Cancellation?,
+        reading body: (borrowing State) -> T
+    ) -> T? {
+        guard case .wait = admission else {
             lock.unlock()
             return nil
-        case .wait:
-            _ = waitForPipeline(thread)
-            let chain = fromAPI ? entry : chain
-            guard pipeline.admitOwner(superseded: isSuperseded(run)) == .run else {
-                drainLocked(through: chain)
-                return nil
-            }
-            return runAsOwnerLocked(action, through: chain, reading: body)
         }
+        _ = waitForPipeline(ThreadID.current)
+        let chain = fromAPI ? entry : chain
+        guard pipeline.admitOwner(superseded: isSuperseded(run)).isRun else {
+            drainLocked(through: chain)
+            return nil
+        }
+        return runAsOwnerLocked(action, through: chain, reading: body)
     }
 
     /// Runs `action` as the pipeline's owner and reads the state after it; called with `lock` held, returns without
@@ -239,16 +253,15 @@ extension StoreCore {
     ) async -> T? {
         while true {
             lock.lock()
-            let thread = ThreadID.current
             let admission = pipeline.admit(
                 action,
-                from: thread,
+                from: ThreadID.current,
                 ownsAnotherPipeline: OwnedPipelines.count > 0,
                 superseded: isSuperseded(run)
             )
             switch admission {
             case .run:
-                ownLocked(thread)
+                takeLocked(ThreadID.current)
                 return runAsOwnerLocked(action, through: fromAPI ? entry : chain, reading: body)
             case .queued, .refused, .dropped:
                 // Queued like a dispatch (rule 2, or the hand-over between stores), reduced after this call returns;

@@ -69,7 +69,8 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
     /// What to do with a dispatch or a send; see ``admit(_:from:ownsAnotherPipeline:superseded:)``.
     @usableFromInline
     enum Admission: Equatable, Sendable {
-        /// The pipeline was free and is now the caller's: run the action, then drain and release.
+        /// The pipeline is free: the caller takes it (``take(by:)``) and runs the action, then drains and releases;
+        /// or, with nothing to run but the reducer and nobody to notify, reduces it in this critical section.
         case run
         /// The action was queued for the owner (rule 2, or the hand-over between stores): return at once.
         case queued
@@ -81,9 +82,12 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
         /// The store is gone, or the side-effect run that dispatches was superseded: not processed.
         case dropped
 
-        /// Whether the action was accepted (processed, or queued to be).
+        /// Whether the answer is ``run``; a pattern match, which the optimizer reduces to one compare even before
+        /// it specializes (`==` on this enum nested in a generic type is a call until then).
         @inlinable
-        var isAccepted: Bool { self == .run || self == .queued }
+        var isRun: Bool {
+            if case .run = self { true } else { false }
+        }
     }
 
     /// What the action that the owner processes now needs from the pipeline: how long it waited for it, and whether a
@@ -165,21 +169,25 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
     /// In order: a store that is gone drops it, one that shuts down refuses it (counted); on an owned pipeline it is
     /// queued if `thread` is the owner (rule 2) or owns another store's pipeline (the hand-over between stores), or
     /// else waits in line; on a free pipeline it is dropped if the side-effect run that dispatches it was
-    /// `superseded`, or else `thread` owns the pipeline from now on and runs it. A queued action is processed
+    /// `superseded`, or else it runs now, on `thread`. A queued action is processed
     /// whatever happens to its run afterwards: it was accepted. A waiting one is checked again once it has the
     /// pipeline (``admitOwner(superseded:)``).
+    ///
+    /// `thread`, `ownsAnotherPipeline` and `superseded` are evaluated only when the answer depends on them (they read
+    /// the thread's identity, a thread-local variable, a run's cancellation); so the machine does not take the free
+    /// pipeline itself: the caller does, if it needs to own it beyond this critical section.
     @inlinable
     mutating func admit(
         _ action: Action,
-        from thread: ThreadID,
-        ownsAnotherPipeline: Bool,
+        from thread: @autoclosure () -> ThreadID,
+        ownsAnotherPipeline: @autoclosure () -> Bool,
         superseded: @autoclosure () -> Bool
     ) -> Admission {
         if _slowPath(phase != .open) {
             return turnAway()
         }
         if isOwned {
-            if owner == thread || ownsAnotherPipeline {
+            if owner == thread() || ownsAnotherPipeline() {
                 enqueue(action)
                 return .queued
             }
@@ -188,7 +196,6 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
         if _slowPath(superseded()) {
             return .dropped
         }
-        owner = thread
         return .run
     }
 
@@ -294,7 +301,7 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
 
     /// The next queued action for the owner, `nil` when the queue is empty; the queue is dropped once the store is
     /// gone.
-    @inlinable
+    @inlinable @inline(__always)
     mutating func nextQueuedAction() -> Action? {
         if queue.isEmpty {
             return nil

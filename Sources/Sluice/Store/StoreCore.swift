@@ -222,9 +222,16 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
             OwnedPipelines.add(-1)
             return
         }
-        // The state machine took over meanwhile (something was queued, someone waits, the store closed). Through
-        // `entry`, the same chain while the store is alive (with it gone, the queue is dropped): `chain` is not used
-        // after the call above, which spares a retain and a release of its context per dispatch.
+        releaseThroughMachine()
+    }
+
+    /// The end of a fast-path run whose owner word the state machine took over meanwhile (something was queued,
+    /// someone waits, the store closed): drains and releases through the machine. Through `entry`, the same chain
+    /// while the store is alive (with it gone, the queue is dropped): the caller's `chain` is not used after its
+    /// run, which spares a retain and a release of its context per dispatch. Out of line, so that the fast path
+    /// around it keeps its registers (callgrind: inlined, it cost every dispatch through middleware two moves).
+    @inlinable @inline(never)
+    func releaseThroughMachine() {
         lock.lock()
         drainLocked(through: entry)
     }
@@ -256,54 +263,66 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     ///
     /// `fromAPI`: go through the chain as it is once the pipeline is ours (`entry`), not through `chain`. `run`: the
     /// cancellation of the side-effect run that dispatches (see ``dispatchFromAPI(_:unlessCancelled:)``).
-    @inlinable
+    @inlinable @inline(never)
     func dispatchSlowLocked(
         _ action: Action,
         through chain: DispatchFunction<Action>?,
         fromAPI: Bool = false,
         run: Cancellation? = nil
     ) -> Bool {
-        let thread = ThreadID.current
         let admission = pipeline.admit(
             action,
-            from: thread,
+            from: ThreadID.current,
             ownsAnotherPipeline: OwnedPipelines.count > 0,
             superseded: isSuperseded(run)
         )
         switch admission {
         case .run:
             // A strong reference for the duration of the call: `storeDidGoAway()` may clear `entry` meanwhile.
-            runAdmittedLocked(action, through: fromAPI ? entry : chain, thread: thread)
+            runAdmittedLocked(action, through: fromAPI ? entry : chain)
             return true
         case .queued:
             lock.unlock()
             return true
         case .wait:
-            let waited = waitForPipeline(thread)
-            return processAsOwnerLocked(action, through: fromAPI ? entry : chain, waited: waited, run: run)
+            return waitAndProcessLocked(action, through: chain, fromAPI: fromAPI, run: run)
         case .refused, .dropped:
             lock.unlock()
             return false
         }
     }
 
-    /// Runs `action`, admitted on a free pipeline that the machine gave this thread; called with `lock` held, returns
-    /// without it, the queue drained and the pipeline given up.
+    /// Waits in line, then processes `action` as the owner if the machine still admits it; called with `lock` held,
+    /// returns without it. Out of line: the waiting is the slow part of the slow path.
+    @usableFromInline
+    func waitAndProcessLocked(
+        _ action: Action,
+        through chain: DispatchFunction<Action>?,
+        fromAPI: Bool,
+        run: Cancellation?
+    ) -> Bool {
+        let waited = waitForPipeline(ThreadID.current)
+        return processAsOwnerLocked(action, through: fromAPI ? entry : chain, waited: waited, run: run)
+    }
+
+    /// Runs `action`, admitted on the free pipeline; called with `lock` held, returns without it, the queue drained
+    /// and the pipeline given up.
     @inlinable
-    func runAdmittedLocked(_ action: Action, through chain: DispatchFunction<Action>?, thread: ThreadID) {
+    func runAdmittedLocked(_ action: Action, through chain: DispatchFunction<Action>?) {
         if chain == nil {
+            reduce(&statePointer.pointee, action)
             if _fastPath(nobodyToNotify) {
-                reduceAndReleaseLocked(action)
+                // Reduced in this critical section: the pipeline was never taken. Back to the fast path.
+                deflateLocked()
                 lock.unlock()
                 return
             }
-            ownLocked(thread)
-            reduce(&statePointer.pointee, action)
+            takeLocked(ThreadID.current)
             notifyLocked()
             drainQueue(through: nil)
             return
         }
-        ownLocked(thread)
+        takeLocked(ThreadID.current)
         lock.unlock()
         // `chain!`, not `guard let chain` nor `chain.unsafelyUnwrapped`: either made the optimizer copy the closure,
         // a retain and a release of its context per action (two atomic operations, 56 instructions with one
@@ -322,7 +341,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         waited: UInt64,
         run: Cancellation? = nil
     ) -> Bool {
-        guard pipeline.admitOwner(superseded: isSuperseded(run)) == .run else {
+        guard pipeline.admitOwner(superseded: isSuperseded(run)).isRun else {
             drainLocked(through: chain)
             return false
         }
@@ -350,25 +369,14 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     @inlinable
     func takePipeline() {
         inflateLocked()
-        let thread = ThreadID.current
+        takeLocked(ThreadID.current)
+    }
+
+    /// Makes `thread` the owner of the free pipeline that the machine admitted it to: in the machine, in the owner
+    /// word and in this thread's count of owned pipelines. Called with `lock` held, the machine in charge.
+    @inlinable
+    func takeLocked(_ thread: ThreadID) {
         pipelineStorage.take(by: thread)
-        ownLocked(thread)
-    }
-
-    /// Reduces `action` for the thread that the machine just gave the free pipeline, and gives the pipeline back at
-    /// once, all under the lock: with no chain and nobody to notify, no other thread can see it owned, so the thread
-    /// need not record that it owns it (``ownLocked(_:)``). Called with `lock` held, returns with it.
-    @inlinable
-    func reduceAndReleaseLocked(_ action: Action) {
-        reduce(&statePointer.pointee, action)
-        pipelineStorage.releaseIdle()
-        deflateLocked()
-    }
-
-    /// Records that `thread`, which the machine made the owner, owns the pipeline: in the owner word and in this
-    /// thread's count of owned pipelines. Called with `lock` held.
-    @inlinable
-    func ownLocked(_ thread: ThreadID) {
         entryWord.store(thread.raw | PipelineEntry.slow)
         OwnedPipelines.add(1)
     }
@@ -440,7 +448,11 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// Processes the queue until it is empty; called by the owner with `lock` held, returns with it.
     @inlinable
     func processQueueLocked(through chain: DispatchFunction<Action>?) {
-        while let next = pipeline.nextQueuedAction() {
+        while _slowPath(!pipeline.queue.isEmpty) {
+            // `nil` once the store is gone: the queue is dropped.
+            guard let next = pipeline.nextQueuedAction() else {
+                return
+            }
             if chain != nil {
                 lock.unlock()
                 chain!(next)
@@ -477,7 +489,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
             lock.unlock()
             return true
         case .serve(let action, let continuation, let waited):
-            guard pipeline.admitOwner(superseded: isSuperseded(continuation.run)) == .run else {
+            guard pipeline.admitOwner(superseded: isSuperseded(continuation.run)).isRun else {
                 // Gone, shut down while the task waited in line, or its run superseded meanwhile: the action is
                 // dropped (a refusal by shutdown is counted).
                 lock.unlock()

@@ -219,34 +219,41 @@ extension StoreCore {
         fromAPI: Bool,
         run: Cancellation?
     ) -> SendStep {
-        let thread = ThreadID.current
         let admission = pipeline.admit(
             action,
-            from: thread,
+            from: ThreadID.current,
             ownsAnotherPipeline: OwnedPipelines.count > 0,
             superseded: isSuperseded(run)
         )
-        switch admission {
-        case .run:
-            let chain = fromAPI ? entry : chain
-            if chain == nil && nobodyToNotify {
-                // No middleware to start work, nobody to notify: as `dispatch` does.
-                reduceAndReleaseLocked(action)
-                lock.unlock()
-                return .done(StoreTask(isAccepted: true))
-            }
-            ownLocked(thread)
-            let work = runTrackingLocked(action, through: chain, waited: 0)
-            drainLocked(through: chain)
-            return .done(StoreTask(isAccepted: true, work: work))
-        case .queued:
+        guard _fastPath(admission.isRun) else {
+            return performLocked(admission)
+        }
+        let chain = fromAPI ? entry : chain
+        if chain == nil && nobodyToNotify {
+            // No middleware to start work, nobody to notify: reduced in this critical section, as `dispatch` does.
+            reduce(&statePointer.pointee, action)
             lock.unlock()
             return .done(StoreTask(isAccepted: true))
+        }
+        takeLocked(ThreadID.current)
+        let work = runTrackingLocked(action, through: chain, waited: 0)
+        drainLocked(through: chain)
+        return .done(StoreTask(isAccepted: true, work: work))
+    }
+
+    /// ``sendLocked(_:through:fromAPI:run:)`` for every admission but ``PipelineStateMachine/Admission/run`` (out of
+    /// line, so that the uncontended send stays small enough to inline).
+    @usableFromInline
+    func performLocked(_ admission: Pipeline.Admission) -> SendStep {
+        switch admission {
         case .wait:
             let ticket = pipeline.makeTicket()
             lock.unlock()
             return .wait(ticket: ticket)
-        case .refused, .dropped:
+        case .queued:
+            lock.unlock()
+            return .done(StoreTask(isAccepted: true))
+        case .run, .refused, .dropped:
             lock.unlock()
             return .done(StoreTask(isAccepted: false))
         }
