@@ -65,9 +65,12 @@ import Testing
         #expect(wordInside.current & PipelineEntry.slow == 0)
         #expect(store.core.entryWord.value == 0)
         #expect(store.state.count == 100)
-        // Reading the statistics puts the state machine in charge (it reads it); the next dispatch hands the
-        // pipeline back to the fast path.
+        // Reading the statistics does not put the state machine in charge: the fast path stays the fast path.
         #expect(store.statistics == StoreStatistics())
+        #expect(store.core.entryWord.value == 0)
+        // Code under the lock that reads the machine does (here, the count of waiters); the next dispatch hands the
+        // pipeline back to the fast path.
+        #expect(store.core.lock.withLock { store.core.waiters } == 0)
         #expect(store.core.entryWord.value == PipelineEntry.slow)
         store.dispatch(.increment)
         #expect(store.core.entryWord.value == 0)

@@ -23,14 +23,70 @@ import Testing
     @Test func theOwnersOwnDispatchIsQueuedAndOthersWait() {
         var machine = Machine()
         machine.take(by: owner)
-        #expect(machine.arrive(1, from: owner, ownsAnotherPipeline: false) == .queued)
-        #expect(machine.arrive(2, from: other, ownsAnotherPipeline: false) == .wait)
+        #expect(machine.admit(1, from: owner, ownsAnotherPipeline: false, superseded: false) == .queued)
+        #expect(machine.admit(2, from: other, ownsAnotherPipeline: false, superseded: false) == .wait)
         // The hand-over between stores: a thread inside another store's work queues instead of waiting.
-        #expect(machine.arrive(3, from: other, ownsAnotherPipeline: true) == .queued)
+        #expect(machine.admit(3, from: other, ownsAnotherPipeline: true, superseded: false) == .queued)
         #expect(machine.nextQueuedAction() == 1)
         #expect(machine.nextQueuedAction() == 3)
         #expect(machine.nextQueuedAction() == nil)
         #expect(machine.statistics.queuedActions == 2)
+    }
+
+    @Test func aDispatchOnAFreePipelineRunsAndTheCallerTakesIt() {
+        var machine = Machine()
+        #expect(machine.admit(1, from: other, ownsAnotherPipeline: false, superseded: false) == .run)
+        // The machine does not take the pipeline: a caller that reduces within the critical section never owns it.
+        #expect(!machine.isOwned)
+        #expect(machine.queue.isEmpty)
+        machine.take(by: other)
+        #expect(machine.owner == other)
+    }
+
+    @Test func aSupersededRunIsDroppedOnAFreePipelineButQueuedOnAnOwnedOne() {
+        var machine = Machine()
+        #expect(machine.admit(1, from: other, ownsAnotherPipeline: false, superseded: true) == .dropped)
+        #expect(!machine.isOwned)
+        machine.take(by: owner)
+        // Queued: accepted, so processed whatever happens to its run afterwards.
+        #expect(machine.admit(2, from: owner, ownsAnotherPipeline: false, superseded: true) == .queued)
+        // Waiting: checked again once it has the pipeline.
+        #expect(machine.admit(3, from: other, ownsAnotherPipeline: false, superseded: true) == .wait)
+        #expect(machine.admitOwner(superseded: true) == .dropped)
+        #expect(machine.admitOwner(superseded: false) == .run)
+        #expect(machine.statistics.refusedDispatches == 0)
+    }
+
+    @Test func shutdownRefusesAndCountsEveryAdmissionButKeepsWhatIsQueued() {
+        var machine = Machine()
+        machine.take(by: owner)
+        #expect(machine.admit(1, from: owner, ownsAnotherPipeline: false, superseded: false) == .queued)
+        machine.beginRefusing()
+        #expect(machine.admit(2, from: owner, ownsAnotherPipeline: false, superseded: false) == .refused)
+        #expect(machine.admit(3, from: other, ownsAnotherPipeline: false, superseded: false) == .refused)
+        #expect(machine.admitOwner(superseded: false) == .refused)
+        #expect(machine.statistics.refusedDispatches == 3)
+        #expect(machine.nextQueuedAction() == 1)
+        machine.releaseIdle()
+        #expect(machine.admit(4, from: other, ownsAnotherPipeline: false, superseded: false) == .refused)
+        #expect(!machine.isOwned)
+        #expect(machine.statistics.refusedDispatches == 4)
+    }
+
+    @Test func aStoreThatIsGoneDropsEveryAdmissionAndItsQueueUncounted() {
+        var machine = Machine()
+        machine.take(by: owner)
+        #expect(machine.admit(1, from: owner, ownsAnotherPipeline: false, superseded: false) == .queued)
+        machine.beginRefusing()
+        machine.storeWentAway()
+        #expect(machine.admit(2, from: owner, ownsAnotherPipeline: false, superseded: false) == .dropped)
+        #expect(machine.admitOwner(superseded: false) == .dropped)
+        #expect(machine.nextQueuedAction() == nil)
+        #expect(machine.queue.isEmpty)
+        #expect(machine.statistics.refusedDispatches == 0)
+        // Shutdown after the store went away does not reopen it.
+        machine.beginRefusing()
+        #expect(machine.phase == .gone)
     }
 
     @Test func releaseWithNobodyWaitingGoesIdle() {

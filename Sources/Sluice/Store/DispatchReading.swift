@@ -24,75 +24,64 @@ extension StoreCore {
         reading body: (borrowing State) -> T
     ) -> T? {
         lock.lock()
-        if _slowPath(pipeline.isOwned) {
-            return dispatchToOwnedPipeline(action, through: chain, fromAPI: false, reading: body)
-        }
-        return processLocked(action, through: chain, reading: body)
+        return dispatchLocked(action, through: chain, fromAPI: false, reading: body)
     }
 
-    /// A reading dispatch that found the pipeline owned; called with `lock` held, returns without it. Queued (rule
-    /// 2, or handed to the pipeline's owner): `nil`, reduced after this call returns. Otherwise it waits in line, as
-    /// ``dispatch(_:through:)`` does, and runs as the owner (through `entry` when `fromAPI`, read after the wait).
-    @usableFromInline
-    func dispatchToOwnedPipeline<T>(
+    /// ``dispatchSlowLocked(_:through:fromAPI:run:)`` with the reading; called with `lock` held, returns without it.
+    /// Queued (rule 2, or handed to the pipeline's owner): `nil`, reduced after this call returns. Waiting: in line,
+    /// as ``dispatch(_:through:)`` waits, then it runs as the owner (through `entry` when `fromAPI`, read after the
+    /// wait) if the machine still admits it.
+    @inlinable
+    func dispatchLocked<T>(
         _ action: Action,
         through chain: DispatchFunction<Action>?,
         fromAPI: Bool,
         run: Cancellation? = nil,
         reading body: (borrowing State) -> T
     ) -> T? {
-        if turnAwayIfClosedLocked() {
-            return nil
+        let admission = pipeline.admit(
+            action,
+            from: ThreadID.current,
+            ownsAnotherPipeline: OwnedPipelines.count > 0,
+            superseded: isSuperseded(run)
+        )
+        guard _fastPath(admission.isRun) else {
+            return performLocked(admission, of: action, through: chain, fromAPI: fromAPI, run: run, reading: body)
         }
-        let thread = ThreadID.current
-        switch pipeline.arrive(action, from: thread, ownsAnotherPipeline: OwnedPipelines.count > 0) {
-        case .queued:
-            lock.unlock()
-            return nil
-        case .wait:
-            _ = waitForPipeline(thread)
-            let chain = fromAPI ? entry : chain
-            guard isAlive else {
-                drainLocked(through: chain)
-                return nil
-            }
-            if isRefusing {
-                refusedCount += 1
-                drainLocked(through: chain)
-                return nil
-            }
-            if isSuperseded(run) {
-                // Superseded while it waited (see `dispatchFromAPI(_:unlessCancelled:)`).
-                drainLocked(through: chain)
-                return nil
-            }
-            return runAsOwnerLocked(action, through: chain, reading: body)
-        }
-    }
-
-    /// ``processLocked(_:through:)`` with the reading; called with `lock` held on a free pipeline, returns without it.
-    @inlinable
-    func processLocked<T>(
-        _ action: Action,
-        through chain: DispatchFunction<Action>?,
-        reading body: (borrowing State) -> T
-    ) -> T? {
-        guard _fastPath(isAlive) else {
-            lock.unlock()
-            return nil
-        }
-        if _slowPath(isRefusing) {
-            _ = refuseLocked()
-            return nil
-        }
+        let chain = fromAPI ? entry : chain
         if chain == nil && nobodyToNotify {
-            // Nobody to notify, so no pipeline to take (a reduce does not change `nobodyToNotify` here).
+            // Reduced and read in this critical section: the pipeline is never taken. The machine stays in charge,
+            // which spares the next reading dispatch the atomic operation of putting it back in charge.
             reduce(&statePointer.pointee, action)
             let value = body(statePointer.pointee)
             lock.unlock()
             return value
         }
-        takePipeline()
+        takeLocked(ThreadID.current)
+        return runAsOwnerLocked(action, through: chain, reading: body)
+    }
+
+    /// ``dispatchLocked(_:through:fromAPI:run:reading:)`` for every admission but ``PipelineStateMachine/Admission/run``
+    /// (out of line, so that the uncontended reading dispatch stays small enough to inline).
+    @usableFromInline
+    func performLocked<T>(
+        _ admission: Pipeline.Admission,
+        of action: Action,
+        through chain: DispatchFunction<Action>?,
+        fromAPI: Bool,
+        run: Cancellation?,
+        reading body: (borrowing State) -> T
+    ) -> T? {
+        guard case .wait = admission else {
+            lock.unlock()
+            return nil
+        }
+        _ = waitForPipeline(ThreadID.current)
+        let chain = fromAPI ? entry : chain
+        guard pipeline.admitOwner(superseded: isSuperseded(run)).isRun else {
+            drainLocked(through: chain)
+            return nil
+        }
         return runAsOwnerLocked(action, through: chain, reading: body)
     }
 
@@ -114,31 +103,43 @@ extension StoreCore {
             drainLocked(through: nil)
             return value
         }
-        isReading = true
-        reducedWhileReading = false
-        nobodyToNotify = false
+        beginReadingLocked()
         lock.unlock()
         chain(action)
         lock.lock()
         // This thread still owns the pipeline: no other thread has reduced since the run of the chain began.
-        let value: T? = reducedWhileReading ? body(statePointer.pointee) : nil
-        if isReading {
-            // No action reached the reducer during the run.
-            isReading = false
-            nobodyToNotify = subscribers.isEmpty && !observedSinceLastChange
-        }
-        reducedWhileReading = false
+        let value: T? = pipelineStorage.run.reducedWhileReading ? body(statePointer.pointee) : nil
+        endReadingLocked()
         drainLocked(through: chain)
         return value
+    }
+
+    /// The owner begins a reading run of the chain: the first reduce will note itself. Called with `lock` held.
+    @inlinable
+    func beginReadingLocked() {
+        pipelineStorage.run.isReading = true
+        pipelineStorage.run.reducedWhileReading = false
+        updateNobodyToNotifyLocked()
+    }
+
+    /// The owner's reading run of the chain returned. Called with `lock` held.
+    @inlinable
+    func endReadingLocked() {
+        if pipelineStorage.run.isReading {
+            // No action reached the reducer during the run.
+            pipelineStorage.run.isReading = false
+            updateNobodyToNotifyLocked()
+        }
+        pipelineStorage.run.reducedWhileReading = false
     }
 
     /// Records that an action reached the reducer while a ``dispatch(_:through:reading:)`` runs the chain; called by
     /// the pipeline owner with `lock` held and `isReading` true.
     @inlinable
     func noteReduceWhileReadingLocked() {
-        isReading = false
-        reducedWhileReading = true
-        nobodyToNotify = subscribers.isEmpty && !observedSinceLastChange
+        pipelineStorage.run.isReading = false
+        pipelineStorage.run.reducedWhileReading = true
+        updateNobodyToNotifyLocked()
     }
 
     /// ``dispatch(_:through:reading:)`` through the whole chain, on behalf of a ``MiddlewareAPI``.
@@ -154,14 +155,7 @@ extension StoreCore {
         reading body: (borrowing State) -> T
     ) -> T? {
         lock.lock()
-        if pipeline.isOwned {
-            return dispatchToOwnedPipeline(action, through: nil, fromAPI: true, run: run, reading: body)
-        }
-        if dropSupersededOnFreePipelineLocked(run) {
-            return nil
-        }
-        let chain = entry
-        return processLocked(action, through: chain, reading: body)
+        return dispatchLocked(action, through: nil, fromAPI: true, run: run, reading: body)
     }
 }
 
@@ -239,18 +233,12 @@ extension StoreCore {
         waited: UInt64,
         reader: (borrowing State) -> Void
     ) {
-        isReading = true
-        reducedWhileReading = false
-        nobodyToNotify = false
+        beginReadingLocked()
         runLocked(action, through: chain, waited: waited)
-        if reducedWhileReading {
+        if pipelineStorage.run.reducedWhileReading {
             reader(statePointer.pointee)
         }
-        if isReading {
-            isReading = false
-            nobodyToNotify = subscribers.isEmpty && !observedSinceLastChange
-        }
-        reducedWhileReading = false
+        endReadingLocked()
     }
 
     /// ``send(_:through:fromAPI:)`` with a reading: ``dispatch(_:through:reading:)`` for a task, which suspends instead
@@ -265,21 +253,23 @@ extension StoreCore {
     ) async -> T? {
         while true {
             lock.lock()
-            if !pipeline.isOwned {
-                if dropSupersededOnFreePipelineLocked(run) {
-                    return nil
-                }
-                return processLocked(action, through: fromAPI ? entry : chain, reading: body)
-            }
-            if turnAwayIfClosedLocked() {
-                return nil
-            }
-            let thread = ThreadID.current
-            if pipeline.owner == thread || OwnedPipelines.count > 0 {
-                // Queued like a dispatch (rule 2, or the hand-over between stores): reduced after this call returns.
-                pipeline.enqueue(action)
+            let admission = pipeline.admit(
+                action,
+                from: ThreadID.current,
+                ownsAnotherPipeline: OwnedPipelines.count > 0,
+                superseded: isSuperseded(run)
+            )
+            switch admission {
+            case .run:
+                takeLocked(ThreadID.current)
+                return runAsOwnerLocked(action, through: fromAPI ? entry : chain, reading: body)
+            case .queued, .refused, .dropped:
+                // Queued like a dispatch (rule 2, or the hand-over between stores), reduced after this call returns;
+                // or not processed at all.
                 lock.unlock()
                 return nil
+            case .wait:
+                break
             }
             let ticket = pipeline.makeTicket()
             lock.unlock()

@@ -17,6 +17,12 @@
 /// Invariant: an idle pipeline has waiters only while a thread woken to take it (`woken`) has not come back for it
 /// (see ``release(now:)``).
 ///
+/// The machine also holds the store's ``Phase`` and decides, in one place, what happens to every dispatch and send
+/// (``admit(_:from:ownsAnotherPipeline:superseded:)``, and ``admitOwner(superseded:)`` for one that waited in line):
+/// run it now, queue it, wait, refuse it or drop it. `StoreCore` performs the answer. The only admission outside the
+/// machine is the lock-free fast path (`PipelineEntry.swift`), which runs only while the machine is idle and the
+/// store open: the machine takes over, for good, before the phase changes.
+///
 /// The machine is pure: it neither locks, nor blocks, nor runs actions. Its transitions return what the caller
 /// must do (in the style of swift-async-algorithms' `DebounceStateMachine`). `StoreCore` holds it under its lock
 /// and performs the answers after the transition. It is generic over what wakes a thread and what resumes a task,
@@ -49,13 +55,57 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
         case serve(Action, Continuation, waited: UInt64)
     }
 
-    /// What a dispatch that found the pipeline owned must do; see ``arrive(_:from:ownsAnotherPipeline:)``.
+    /// Whether the store accepts dispatches.
     @usableFromInline
-    enum Arrival {
+    enum Phase: Sendable {
+        /// Accepting.
+        case open
+        /// Shutdown began: every dispatch and send is refused, and counted in ``StoreStatistics/refusedDispatches``.
+        case refusing
+        /// The store went away: every dispatch and send is dropped, and the queue with them.
+        case gone
+    }
+
+    /// What to do with a dispatch or a send; see ``admit(_:from:ownsAnotherPipeline:superseded:)``.
+    @usableFromInline
+    enum Admission: Equatable, Sendable {
+        /// The pipeline is free: the caller takes it (``take(by:)``) and runs the action, then drains and releases;
+        /// or, with nothing to run but the reducer and nobody to notify, reduces it in this critical section.
+        case run
         /// The action was queued for the owner (rule 2, or the hand-over between stores): return at once.
         case queued
-        /// Wait for the pipeline (a thread: ``waitAsThread(_:wakeUp:since:)``; a task: ``waitAsTask(ticket:action:continuation:now:)``).
+        /// Wait for the pipeline (a thread: ``waitAsThread(_:wakeUp:since:)``; a task:
+        /// ``waitAsTask(ticket:action:continuation:now:)``), then ask ``admitOwner(superseded:)``.
         case wait
+        /// Shutdown began: not processed, counted.
+        case refused
+        /// The store is gone, or the side-effect run that dispatches was superseded: not processed.
+        case dropped
+
+        /// Whether the answer is ``run``; a pattern match, which the optimizer reduces to one compare even before
+        /// it specializes (`==` on this enum nested in a generic type is a call until then).
+        @inlinable
+        var isRun: Bool {
+            if case .run = self { true } else { false }
+        }
+    }
+
+    /// What the action that the owner processes now needs from the pipeline: how long it waited for it, and whether a
+    /// `dispatch(_:reading:)` reads the state after it. Written and read only by the owner, with the lock held.
+    @usableFromInline
+    struct RunContext {
+        /// The nanoseconds the action waited for the pipeline; 0 unless it waited.
+        @usableFromInline
+        var waited: UInt64 = 0
+        /// A reading dispatch runs its action through the chain and no action has reached the reducer yet.
+        @usableFromInline
+        var isReading = false
+        /// An action reached the reducer during that reading dispatch's run of the chain.
+        @usableFromInline
+        var reducedWhileReading = false
+
+        @inlinable
+        init() {}
     }
 
     /// The thread that owns the pipeline; `.none` when it is idle.
@@ -85,10 +135,17 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
     /// How long a thread waits in line before the pipeline is handed to it directly instead of set free for it to
     /// take: one millisecond, as Go's `sync.Mutex` switches to its starvation mode.
     static var starvation: UInt64 { 1_000_000 }
+    @usableFromInline
     var nextTicket: UInt64 = 0
-    /// Counted only off the fast path: when a dispatch waits, or an action is queued.
+    /// Counted only off the fast path: when a dispatch waits, an action is queued, or one is refused.
     @usableFromInline
     var statistics = StoreStatistics()
+    /// Whether the store accepts dispatches; it only moves forward, from ``Phase/open``.
+    @usableFromInline
+    private(set) var phase = Phase.open
+    /// The run of the owner's current action.
+    @usableFromInline
+    var run = RunContext()
 
     @inlinable
     init() {}
@@ -107,16 +164,73 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
         owner = thread
     }
 
-    /// A dispatch of `action` from `thread` while the pipeline is owned: queue it if `thread` is the owner (rule 2)
-    /// or owns another store's pipeline (the hand-over between stores), or else tell it to wait.
+    /// The admission of a dispatch or a send of `action` from `thread`, the one decision behind every entry.
+    ///
+    /// In order: a store that is gone drops it, one that shuts down refuses it (counted); on an owned pipeline it is
+    /// queued if `thread` is the owner (rule 2) or owns another store's pipeline (the hand-over between stores), or
+    /// else waits in line; on a free pipeline it is dropped if the side-effect run that dispatches it was
+    /// `superseded`, or else it runs now, on `thread`. A queued action is processed
+    /// whatever happens to its run afterwards: it was accepted. A waiting one is checked again once it has the
+    /// pipeline (``admitOwner(superseded:)``).
+    ///
+    /// `thread`, `ownsAnotherPipeline` and `superseded` are evaluated only when the answer depends on them (they read
+    /// the thread's identity, a thread-local variable, a run's cancellation); so the machine does not take the free
+    /// pipeline itself: the caller does, if it needs to own it beyond this critical section.
     @inlinable
-    mutating func arrive(_ action: Action, from thread: ThreadID, ownsAnotherPipeline: Bool) -> Arrival {
-        precondition(isOwned, "arrive on an idle pipeline")
-        if owner == thread || ownsAnotherPipeline {
-            enqueue(action)
-            return .queued
+    mutating func admit(
+        _ action: Action,
+        from thread: @autoclosure () -> ThreadID,
+        ownsAnotherPipeline: @autoclosure () -> Bool,
+        superseded: @autoclosure () -> Bool
+    ) -> Admission {
+        if _slowPath(phase != .open) {
+            return turnAway()
         }
-        return .wait
+        if isOwned {
+            if owner == thread() || ownsAnotherPipeline() {
+                enqueue(action)
+                return .queued
+            }
+            return .wait
+        }
+        if _slowPath(superseded()) {
+            return .dropped
+        }
+        return .run
+    }
+
+    /// The admission of a dispatch or send that waited in line and now has the pipeline (a thread woken or handed
+    /// it, a task's action served by the owner): the store may have closed, or its run been superseded, meanwhile.
+    /// On ``Admission/run`` the caller runs the action; otherwise it drains what is queued and releases.
+    @inlinable
+    mutating func admitOwner(superseded: Bool) -> Admission {
+        if _slowPath(phase != .open) {
+            return turnAway()
+        }
+        return superseded ? .dropped : .run
+    }
+
+    /// Refuses (counted) or drops what arrives while the store is not open.
+    @inlinable
+    mutating func turnAway() -> Admission {
+        if phase == .gone {
+            return .dropped
+        }
+        statistics.refusedDispatches += 1
+        return .refused
+    }
+
+    /// Shutdown began: refuse every dispatch and send from now on. Actions already queued are processed.
+    @usableFromInline
+    mutating func beginRefusing() {
+        if phase == .open {
+            phase = .refusing
+        }
+    }
+
+    /// The store went away: drop every dispatch and send from now on, and what is queued.
+    mutating func storeWentAway() {
+        phase = .gone
     }
 
     /// Appends `action` to the owner's queue.
@@ -155,6 +269,7 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
     }
 
     /// A new ticket for a task that is about to wait (to find it again if it is cancelled).
+    @inlinable
     mutating func makeTicket() -> UInt64 {
         nextTicket &+= 1
         return nextTicket
@@ -184,16 +299,18 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
         noteWait(waited)
     }
 
-    /// The next queued action for the owner, `nil` when the queue is empty.
-    @inlinable
+    /// The next queued action for the owner, `nil` when the queue is empty; the queue is dropped once the store is
+    /// gone.
+    @inlinable @inline(__always)
     mutating func nextQueuedAction() -> Action? {
-        queue.isEmpty ? nil : queue.removeFirst()
-    }
-
-    /// Drops every queued action (the store went away).
-    @usableFromInline
-    mutating func dropQueue() {
-        queue.removeAll()
+        if queue.isEmpty {
+            return nil
+        }
+        if _slowPath(phase == .gone) {
+            queue.removeAll()
+            return nil
+        }
+        return queue.removeFirst()
     }
 
     /// The owner is done with its queue: give the pipeline to the oldest waiter, or go idle.

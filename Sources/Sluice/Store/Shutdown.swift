@@ -114,7 +114,7 @@ extension StoreCore {
         case .done(let report): return report
         }
         let deadline = ContinuousClock.now + timeout
-        lock.withLock { isRefusing = true }
+        lock.withLock { pipeline.beginRefusing() }
         let caller = work.callerToken
         // A dispatch in progress (on another thread, perhaps the one that started this task) was accepted: let it
         // finish, with the actions queued behind it, so that the owed runs it leaves are flushed below.
@@ -130,7 +130,7 @@ extension StoreCore {
         let finished = work.tasksFinishedDuringShutdown
         let refused: Int = lock.withLock {
             isShutDown = true
-            return refusedCount
+            return pipeline.statistics.refusedDispatches
         }
         lifetime.cancel()
         let report = ShutdownReport(
@@ -155,35 +155,12 @@ extension StoreCore {
 
     /// The number of dispatches refused since shutdown began.
     var refusedDispatches: Int {
-        lock.withLock { refusedCount }
+        lock.withLock { pipelineStorage.statistics.refusedDispatches }
     }
 
     /// Whether the store refuses dispatches now: shutdown began, or the store is gone.
     var isRefusingDispatches: Bool {
-        lock.withLock { isRefusing || !isAlive }
-    }
-
-    /// Counts a refused dispatch; called with `lock` held, returns without it.
-    @usableFromInline
-    func refuseLocked() -> Bool {
-        refusedCount += 1
-        lock.unlock()
-        return false
-    }
-
-    /// Turns away a dispatch or send that found the pipeline owned while the store is gone (returns `true`, without
-    /// `lock`) or refuses dispatches (counted, `true`, without `lock`); else returns `false` with `lock` held.
-    @usableFromInline
-    func turnAwayIfClosedLocked() -> Bool {
-        guard isAlive else {
-            lock.unlock()
-            return true
-        }
-        if isRefusing {
-            _ = refuseLocked()
-            return true
-        }
-        return false
+        lock.withLock { pipelineStorage.phase != .open }
     }
 }
 

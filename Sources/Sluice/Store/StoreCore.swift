@@ -56,12 +56,12 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// The owner word: takes and gives up an uncontended pipeline without the lock (`PipelineEntry.swift`).
     @usableFromInline
     let entryWord = PipelineEntry()
-    @usableFromInline @exclusivity(unchecked)
-    var isAlive = true
-    /// The nanoseconds that the action whose work runs now waited for the pipeline; 0 unless it waited. Written and
-    /// read only by the pipeline's owner (see ``MiddlewareAPI/pipelineWaitOfCurrentAction``).
-    @usableFromInline @exclusivity(unchecked)
-    var waitOfCurrentAction: UInt64 = 0
+    /// The nanoseconds that the action whose work runs now waited for the pipeline; 0 unless it waited. Read only by
+    /// the pipeline's owner (see ``MiddlewareAPI/pipelineWaitOfCurrentAction``).
+    @usableFromInline
+    var waitOfCurrentAction: UInt64 {
+        pipelineStorage.run.waited
+    }
     /// Whether the owner is processing the action of a `send` (with the actions it caused), whose ``StoreTask``
     /// tracks the tasks started meanwhile in `trackedWork`. Written and read only by the pipeline's owner, with
     /// `lock` held.
@@ -77,18 +77,10 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// which then tells `observation` about the change. See `StoreObservation.swift`.
     @usableFromInline @exclusivity(unchecked)
     var observedSinceLastChange = false
-    /// `subscribers.isEmpty && !observedSinceLastChange && !isReading`: nobody to notify after an action. The fast path of a
-    /// dispatch tests this one flag (one load; `subscribers.isEmpty` alone takes two).
+    /// Nobody to notify after an action (see ``updateNobodyToNotifyLocked()``). The fast path of a dispatch tests
+    /// this one flag (one load; `subscribers.isEmpty` alone takes two).
     @usableFromInline @exclusivity(unchecked)
     var nobodyToNotify = true
-    /// `true` while a ``dispatch(_:through:reading:)`` runs its action through the chain and no action has reached
-    /// the reducer yet; the first reduce clears it and sets `reducedWhileReading`. While it is `true`,
-    /// `nobodyToNotify` is `false`, so that only the slow path of a reduce tests it. See `DispatchReading.swift`.
-    @usableFromInline @exclusivity(unchecked)
-    var isReading = false
-    /// Whether an action reached the reducer during that dispatch's run of the chain.
-    @usableFromInline @exclusivity(unchecked)
-    var reducedWhileReading = false
     /// Cancelled when the store goes away: the root of every cancellation of work that the store owns (timers of
     /// modifiers, tasks of side effects, effects, streams).
     package let lifetime = Cancellation()
@@ -97,16 +89,8 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     let observation = StoreObservation()
     /// The running effects of the store, by id.
     let effects = EffectRegistry()
-    /// Set when ``Store/shutdown(timeout:)`` begins: dispatches are refused from then on, counted in
-    /// `refusedCount`. Checked only where a dispatch is accepted (``processLocked(_:through:)``, ``enqueueLocked(_:)``).
-    @usableFromInline @exclusivity(unchecked)
-    var isRefusing = false {
-        // The fast path does not look at this flag: it cannot take the pipeline once the state machine is in charge.
-        didSet { inflateLocked() }
-    }
-    @usableFromInline @exclusivity(unchecked)
-    var refusedCount = 0
-    /// Set when shutdown ended; ``alive`` is then `false`.
+    /// Set when shutdown ended; ``alive`` is then `false`. (Whether dispatches are accepted is the pipeline's
+    /// ``PipelineStateMachine/Phase``.)
     var isShutDown = false
     /// The tasks, owed runs and failure handler that shutdown and the error channel need.
     let work = StoreWork()
@@ -176,7 +160,16 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// so that the fast path, which tests neither, never runs.
     @inlinable
     func deflateLocked() {
-        entryWord.store(_fastPath(isAlive && !isRefusing && pipelineStorage.waiterCount == 0) ? 0 : PipelineEntry.slow)
+        let open = pipelineStorage.phase == .open
+        entryWord.store(_fastPath(open && pipelineStorage.waiterCount == 0) ? 0 : PipelineEntry.slow)
+    }
+
+    /// Whether nobody is to be notified after an action: no subscriber, no read of ``Store/state`` since the last
+    /// change, no reading dispatch waiting for its first reduce. The one formula of `nobodyToNotify`; called with
+    /// `lock` held whenever one of the three changes.
+    @inlinable
+    func updateNobodyToNotifyLocked() {
+        nobodyToNotify = subscribers.isEmpty && !observedSinceLastChange && !pipelineStorage.run.isReading
     }
 
     // MARK: Dispatch
@@ -229,9 +222,16 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
             OwnedPipelines.add(-1)
             return
         }
-        // The state machine took over meanwhile (something was queued, someone waits, the store closed). Through
-        // `entry`, the same chain while the store is alive (with it gone, the queue is dropped): `chain` is not used
-        // after the call above, which spares a retain and a release of its context per dispatch.
+        releaseThroughMachine()
+    }
+
+    /// The end of a fast-path run whose owner word the state machine took over meanwhile (something was queued,
+    /// someone waits, the store closed): drains and releases through the machine. Through `entry`, the same chain
+    /// while the store is alive (with it gone, the queue is dropped): the caller's `chain` is not used after its
+    /// run, which spares a retain and a release of its context per dispatch. Out of line, so that the fast path
+    /// around it keeps its registers (callgrind: inlined, it cost every dispatch through middleware two moves).
+    @inlinable @inline(never)
+    func releaseThroughMachine() {
         lock.lock()
         drainLocked(through: entry)
     }
@@ -250,98 +250,90 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     }
 
     /// A dispatch that found the state machine in charge, or the pipeline owned; called with `lock` held, returns
-    /// without it.
-    /// `fromAPI`: go through the chain as it is once the pipeline is free (`entry`), not through `chain`. `run`: the
+    /// without it. The machine decides (``PipelineStateMachine/admit(_:from:ownsAnotherPipeline:superseded:)``), this
+    /// performs the answer:
+    ///
+    /// - run: the pipeline was free and is this thread's now;
+    /// - queued (rule 2): a dispatch from inside this thread's dispatch, or from inside another store's dispatch, which
+    ///   is handed to the thread that owns this pipeline instead of waiting for it (waiting could deadlock if that
+    ///   thread dispatches back into the other store);
+    /// - wait: in line until this thread gets the pipeline (woken to take it, or handed it after waiting long), then
+    ///   admitted again (``processAsOwnerLocked(_:through:waited:run:)``);
+    /// - refused, dropped: not processed.
+    ///
+    /// `fromAPI`: go through the chain as it is once the pipeline is ours (`entry`), not through `chain`. `run`: the
     /// cancellation of the side-effect run that dispatches (see ``dispatchFromAPI(_:unlessCancelled:)``).
-    @inlinable
+    @inlinable @inline(never)
     func dispatchSlowLocked(
         _ action: Action,
         through chain: DispatchFunction<Action>?,
         fromAPI: Bool = false,
         run: Cancellation? = nil
     ) -> Bool {
-        inflateLocked()
-        if pipelineStorage.isOwned {
-            return dispatchToOwnedPipeline(action, through: chain, fromAPI: fromAPI, run: run)
-        }
-        if _slowPath(run != nil) && dropSupersededOnFreePipelineLocked(run) {
-            return false
-        }
-        // A strong reference for the duration of the call: `storeDidGoAway()` may clear `entry` meanwhile.
-        let chain = fromAPI ? entry : chain
-        if chain == nil && nobodyToNotify && isAlive && !isRefusing {
-            // The pipeline is idle: the state machine was in charge only because code under the lock read it.
-            reduce(&statePointer.pointee, action)
-            deflateLocked()
-            lock.unlock()
+        let admission = pipeline.admit(
+            action,
+            from: ThreadID.current,
+            ownsAnotherPipeline: OwnedPipelines.count > 0,
+            superseded: isSuperseded(run)
+        )
+        switch admission {
+        case .run:
+            // A strong reference for the duration of the call: `storeDidGoAway()` may clear `entry` meanwhile.
+            runAdmittedLocked(action, through: fromAPI ? entry : chain)
             return true
-        }
-        return processLocked(action, through: chain)
-    }
-
-    /// A dispatch that found the pipeline owned; called with `lock` held, returns without it.
-    ///
-    /// Rule 2: a dispatch from inside this thread's dispatch is queued, never run recursively. A dispatch from inside
-    /// another store's dispatch is handed to the thread that owns this pipeline instead of waiting for it, which
-    /// could deadlock if that thread dispatches back into the other store. Any other dispatch waits in line until
-    /// it gets the pipeline (woken to take it, or handed it after waiting long), and then runs as its owner.
-    /// `fromAPI`: go through the chain as it is once the pipeline is ours (`entry`), not through `chain`. `run`:
-    /// checked once the pipeline is ours, as in ``dispatchFromAPI(_:unlessCancelled:)``; a queued action is processed
-    /// whatever happens to its run.
-    @inlinable
-    func dispatchToOwnedPipeline(
-        _ action: Action,
-        through chain: DispatchFunction<Action>?,
-        fromAPI: Bool,
-        run: Cancellation? = nil
-    ) -> Bool {
-        if turnAwayIfClosedLocked() {
-            return false
-        }
-        let thread = ThreadID.current
-        switch pipeline.arrive(action, from: thread, ownsAnotherPipeline: OwnedPipelines.count > 0) {
         case .queued:
             lock.unlock()
             return true
         case .wait:
-            let waited = waitForPipeline(thread)
-            return processAsOwnerLocked(action, through: fromAPI ? entry : chain, waited: waited, run: run)
-        }
-    }
-
-    /// Processes `action` on a free pipeline; called with `lock` held, returns without it.
-    @inlinable
-    func processLocked(_ action: Action, through chain: DispatchFunction<Action>?) -> Bool {
-        guard _fastPath(isAlive) else {
+            return waitAndProcessLocked(action, through: chain, fromAPI: fromAPI, run: run)
+        case .refused, .dropped:
             lock.unlock()
             return false
         }
-        if _slowPath(isRefusing) {
-            return refuseLocked()
-        }
+    }
+
+    /// Waits in line, then processes `action` as the owner if the machine still admits it; called with `lock` held,
+    /// returns without it. Out of line: the waiting is the slow part of the slow path.
+    @usableFromInline
+    func waitAndProcessLocked(
+        _ action: Action,
+        through chain: DispatchFunction<Action>?,
+        fromAPI: Bool,
+        run: Cancellation?
+    ) -> Bool {
+        let waited = waitForPipeline(ThreadID.current)
+        return processAsOwnerLocked(action, through: fromAPI ? entry : chain, waited: waited, run: run)
+    }
+
+    /// Runs `action`, admitted on the free pipeline; called with `lock` held, returns without it, the queue drained
+    /// and the pipeline given up.
+    @inlinable
+    func runAdmittedLocked(_ action: Action, through chain: DispatchFunction<Action>?) {
         if chain == nil {
             reduce(&statePointer.pointee, action)
             if _fastPath(nobodyToNotify) {
+                // Reduced in this critical section: the pipeline was never taken. Back to the fast path.
+                deflateLocked()
                 lock.unlock()
-                return true
+                return
             }
-            takePipeline()
+            takeLocked(ThreadID.current)
             notifyLocked()
             drainQueue(through: nil)
-            return true
+            return
         }
-        takePipeline()
+        takeLocked(ThreadID.current)
         lock.unlock()
         // `chain!`, not `guard let chain` nor `chain.unsafelyUnwrapped`: either made the optimizer copy the closure,
         // a retain and a release of its context per action (two atomic operations, 56 instructions with one
         // middleware in callgrind). `chain` is a borrowed parameter: the caller keeps it alive.
         chain!(action)
         drainQueue(through: chain)
-        return true
     }
 
-    /// Processes `action` on the pipeline that this thread was handed after waiting `waited` nanoseconds; called
-    /// with `lock` held, returns without it. Dropped if `run` was cancelled while the dispatch waited.
+    /// Processes `action` on the pipeline that this thread was handed after waiting `waited` nanoseconds, if the
+    /// machine still admits it (the store may have closed, or `run` been superseded, while it waited); called with
+    /// `lock` held, returns without it.
     @usableFromInline
     func processAsOwnerLocked(
         _ action: Action,
@@ -349,18 +341,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         waited: UInt64,
         run: Cancellation? = nil
     ) -> Bool {
-        guard isAlive else {
-            drainLocked(through: chain)
-            return false
-        }
-        if isRefusing {
-            // Shutdown began while this dispatch waited in line: refused like a dispatch that arrives now.
-            refusedCount += 1
-            drainLocked(through: chain)
-            return false
-        }
-        if isSuperseded(run) {
-            // A newer run superseded the dispatching one while it waited: its work would be stale.
+        guard pipeline.admitOwner(superseded: isSuperseded(run)).isRun else {
             drainLocked(through: chain)
             return false
         }
@@ -372,7 +353,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// Runs the work of `action` as the pipeline's owner; called with `lock` held, returns with it.
     @inlinable
     func runLocked(_ action: Action, through chain: DispatchFunction<Action>?, waited: UInt64) {
-        waitOfCurrentAction = waited
+        pipelineStorage.run.waited = waited
         if chain != nil {
             lock.unlock()
             chain!(action)  // not `if let chain`, which copies the closure (see `processLocked(_:through:)`)
@@ -380,7 +361,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
             reduceAndNotifyLocked(action)
         }
         lock.lock()
-        waitOfCurrentAction = 0
+        pipelineStorage.run.waited = 0
     }
 
     /// Makes the calling thread the pipeline's owner, through the state machine; called with `lock` held, the
@@ -388,7 +369,13 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     @inlinable
     func takePipeline() {
         inflateLocked()
-        let thread = ThreadID.current
+        takeLocked(ThreadID.current)
+    }
+
+    /// Makes `thread` the owner of the free pipeline that the machine admitted it to: in the machine, in the owner
+    /// word and in this thread's count of owned pipelines. Called with `lock` held, the machine in charge.
+    @inlinable
+    func takeLocked(_ thread: ThreadID) {
         pipelineStorage.take(by: thread)
         entryWord.store(thread.raw | PipelineEntry.slow)
         OwnedPipelines.add(1)
@@ -462,11 +449,10 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     @inlinable
     func processQueueLocked(through chain: DispatchFunction<Action>?) {
         while _slowPath(!pipeline.queue.isEmpty) {
-            guard isAlive else {
-                pipeline.dropQueue()
+            // `nil` once the store is gone: the queue is dropped.
+            guard let next = pipeline.nextQueuedAction() else {
                 return
             }
-            let next = pipeline.queue.removeFirst()
             if chain != nil {
                 lock.unlock()
                 chain!(next)
@@ -503,10 +489,9 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
             lock.unlock()
             return true
         case .serve(let action, let continuation, let waited):
-            guard isAlive, !isRefusing, !isSuperseded(continuation.run) else {
+            guard pipeline.admitOwner(superseded: isSuperseded(continuation.run)).isRun else {
                 // Gone, shut down while the task waited in line, or its run superseded meanwhile: the action is
-                // dropped (only a refusal by shutdown is counted).
-                if isAlive && isRefusing { refusedCount += 1 }
+                // dropped (a refusal by shutdown is counted).
                 lock.unlock()
                 continuation.resume(returning: .dropped)
                 lock.lock()
@@ -537,7 +522,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
             lock.unlock()
             return
         }
-        if _slowPath(isReading) {
+        if _slowPath(pipelineStorage.run.isReading) {
             noteReduceWhileReadingLocked()
             if nobodyToNotify {
                 lock.unlock()
@@ -566,7 +551,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     @inlinable
     func notifyObservedLocked() {
         observedSinceLastChange = false
-        nobodyToNotify = subscribers.isEmpty
+        updateNobodyToNotifyLocked()
         let subscribers = self.subscribers
         let state: State? = subscribers.isEmpty ? nil : statePointer.pointee
         lock.unlock()
@@ -597,7 +582,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
             reduceAndNotifyLocked(action)
             return
         }
-        guard isAlive else {
+        guard pipelineStorage.phase != .gone else {
             lock.unlock()
             return
         }
@@ -618,7 +603,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
             takePipeline()
         }
         let chain = entry
-        guard isAlive else {
+        guard pipeline.phase != .gone else {
             drainLocked(through: chain)
             return
         }
@@ -663,19 +648,6 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         run?.isCancelled ?? false
     }
 
-    /// On a pipeline that nobody owns: drops the dispatch or send of a superseded run (returns `true`, without
-    /// `lock`, the machine given back to the fast path when nobody waits), or returns `false` with `lock` held.
-    /// A store that is gone or refusing answers first, so that a refusal is counted as such.
-    @usableFromInline
-    func dropSupersededOnFreePipelineLocked(_ run: Cancellation?) -> Bool {
-        guard isAlive, !isRefusing, isSuperseded(run) else {
-            return false
-        }
-        deflateLocked()
-        lock.unlock()
-        return true
-    }
-
     // MARK: State and subscribers
 
     /// The current state, read with the lock held (rule 3: never longer than one reducer call).
@@ -688,7 +660,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
 
     /// Whether the store that owns this core still exists and has not shut down.
     var alive: Bool {
-        lock.withLock { isAlive && !isShutDown }
+        lock.withLock { pipelineStorage.phase != .gone && !isShutDown }
     }
 
     /// Adds a subscriber; `makeObserver` runs with the lock held and receives the current state, so that a
@@ -699,9 +671,9 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         defer { lock.unlock() }
         nextSubscriberID &+= 1
         let id = nextSubscriberID
-        guard isAlive else { return id }
+        guard pipelineStorage.phase != .gone else { return id }
         subscribers.append(Subscriber(id: id, notify: makeObserver(statePointer.pointee)))
-        nobodyToNotify = false
+        updateNobodyToNotifyLocked()
         return id
     }
 
@@ -709,7 +681,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         // Release the observer outside the lock: its captures may run code in their deinit.
         let removed: Subscriber? = lock.withLock {
             guard let index = subscribers.firstIndex(where: { $0.id == id }) else { return nil }
-            defer { nobodyToNotify = subscribers.isEmpty && !observedSinceLastChange && !isReading }
+            defer { updateNobodyToNotifyLocked() }
             return subscribers.remove(at: index)
         }
         _ = removed
@@ -731,9 +703,8 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// cancels the work that the store owns.
     func storeDidGoAway() {
         let (chain, subscribers) = lock.withLock {
-            isAlive = false
-            // The fast path does not test `isAlive`: from now on, every dispatch goes through the state machine.
-            inflateLocked()
+            // The fast path does not test the phase: from now on, every dispatch goes through the state machine.
+            pipeline.storeWentAway()
             defer {
                 entry = nil
                 self.subscribers = []

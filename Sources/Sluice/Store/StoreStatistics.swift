@@ -8,11 +8,7 @@ extension Store {
     /// Counted only off the fast path: an uncontended dispatch updates nothing, so the figures cost nothing until
     /// threads meet. The figures only grow; subtract two readings to see an interval.
     public var statistics: StoreStatistics {
-        core.lock.withLock {
-            var statistics = core.pipeline.statistics
-            statistics.refusedDispatches = core.refusedCount
-            return statistics
-        }
+        core.lock.withLock { core.pipelineStorage.statistics }
     }
 }
 

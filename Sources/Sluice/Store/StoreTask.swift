@@ -171,56 +171,120 @@ extension StoreCore {
             lock.unlock()
             return StoreTask(isAccepted: true)
         }
-        if _fastPath(!pipeline.isOwned) {
-            let chain = fromAPI ? entry : chain
-            if chain == nil && isAlive && nobodyToNotify && !isRefusing {
-                reduce(&statePointer.pointee, action)
-                lock.unlock()
-                return StoreTask(isAccepted: true)
-            }
-            return sendOnFreePipelineLocked(action, through: chain)
+        switch sendLocked(action, through: chain, fromAPI: fromAPI, run: nil) {
+        case .done(let task):
+            return task
+        case .wait(let ticket):
+            return await sendInLine(action, through: chain, fromAPI: fromAPI, run: nil, ticket: ticket)
         }
-        // Not called with the lock held: a lock is never carried into an async call.
-        lock.unlock()
-        return await sendToOwnedPipeline(action, through: chain, fromAPI: fromAPI)
     }
 
-    /// A send that found the pipeline owned, a moment ago: looks again under the lock, then queues, waits or runs.
+    /// A send on behalf of the side-effect run `run` (dropped if the run is cancelled before the action's work
+    /// begins; see `StoreCore.dispatchFromAPI(_:unlessCancelled:)`).
     @usableFromInline
-    nonisolated(nonsending) func sendToOwnedPipeline(
+    nonisolated(nonsending) func send(
         _ action: Action,
         through chain: DispatchFunction<Action>?,
         fromAPI: Bool,
-        run: Cancellation? = nil
+        run: Cancellation?
     ) async -> StoreTask {
-        while true {
-            lock.lock()
-            if !pipeline.isOwned {
-                if dropSupersededOnFreePipelineLocked(run) {
-                    return StoreTask(isAccepted: false)
-                }
-                return sendOnFreePipelineLocked(action, through: fromAPI ? entry : chain)
-            }
-            if turnAwayIfClosedLocked() {
-                return StoreTask(isAccepted: false)
-            }
-            let thread = ThreadID.current
-            // A send from the owner's own thread or from inside another store's work (possible when that work awaits
-            // nothing but runs on a thread of the cooperative pool) queues like a dispatch.
-            if pipeline.owner == thread || OwnedPipelines.count > 0 {
-                pipeline.enqueue(action)
-                lock.unlock()
-                return StoreTask(isAccepted: true)
-            }
+        lock.lock()
+        switch sendLocked(action, through: chain, fromAPI: fromAPI, run: run) {
+        case .done(let task):
+            return task
+        case .wait(let ticket):
+            return await sendInLine(action, through: chain, fromAPI: fromAPI, run: run, ticket: ticket)
+        }
+    }
+
+    /// What a send does after its admission: it is done, or it waits in line with `ticket`.
+    @usableFromInline
+    enum SendStep {
+        case done(StoreTask)
+        case wait(ticket: UInt64)
+    }
+
+    /// The admission of a send, performed; called with `lock` held, returns without it. The machine's answer is the
+    /// one a dispatch gets (``dispatchSlowLocked(_:through:fromAPI:run:)``), but a send waits in line suspended,
+    /// never blocking: a task is never handed the pipeline, the owner processes its action for it. A send from the
+    /// owner's own thread or from inside another store's work (possible when that work awaits nothing but runs on a
+    /// thread of the cooperative pool) queues like a dispatch.
+    ///
+    /// Inlinable, so specialized in the caller's module: unspecialized, a send spent about 1,400 instructions more on
+    /// generic metadata lookups (callgrind, one pass-through middleware).
+    @inlinable
+    func sendLocked(
+        _ action: Action,
+        through chain: DispatchFunction<Action>?,
+        fromAPI: Bool,
+        run: Cancellation?
+    ) -> SendStep {
+        let admission = pipeline.admit(
+            action,
+            from: ThreadID.current,
+            ownsAnotherPipeline: OwnedPipelines.count > 0,
+            superseded: isSuperseded(run)
+        )
+        guard _fastPath(admission.isRun) else {
+            return performLocked(admission)
+        }
+        let chain = fromAPI ? entry : chain
+        if chain == nil && nobodyToNotify {
+            // No middleware to start work, nobody to notify: reduced in this critical section, as `dispatch` does.
+            reduce(&statePointer.pointee, action)
+            lock.unlock()
+            return .done(StoreTask(isAccepted: true))
+        }
+        takeLocked(ThreadID.current)
+        let work = runTrackingLocked(action, through: chain, waited: 0)
+        drainLocked(through: chain)
+        return .done(StoreTask(isAccepted: true, work: work))
+    }
+
+    /// ``sendLocked(_:through:fromAPI:run:)`` for every admission but ``PipelineStateMachine/Admission/run`` (out of
+    /// line, so that the uncontended send stays small enough to inline).
+    @usableFromInline
+    func performLocked(_ admission: Pipeline.Admission) -> SendStep {
+        switch admission {
+        case .wait:
             let ticket = pipeline.makeTicket()
             lock.unlock()
+            return .wait(ticket: ticket)
+        case .queued:
+            lock.unlock()
+            return .done(StoreTask(isAccepted: true))
+        case .run, .refused, .dropped:
+            lock.unlock()
+            return .done(StoreTask(isAccepted: false))
+        }
+    }
+
+    /// A send that waits in line until the owner processed its action, or looks again if the pipeline was free when
+    /// it came to wait. Not called with the lock held: a lock is never carried into an async call.
+    @usableFromInline
+    nonisolated(nonsending) func sendInLine(
+        _ action: Action,
+        through chain: DispatchFunction<Action>?,
+        fromAPI: Bool,
+        run: Cancellation?,
+        ticket: UInt64
+    ) async -> StoreTask {
+        var ticket = ticket
+        while true {
             switch await waitInLine(ticket: ticket, action: action, reader: nil, run: run) {
             case .processed(let work):
                 return StoreTask(isAccepted: true, work: work)
             case .dropped, .cancelled:
                 return StoreTask(isAccepted: false)
             case .retry:
-                continue  // the pipeline was free when it came to wait: look again (a loop, not a recursion)
+                // The pipeline was free when it came to wait: admitted again (a loop, not a recursion).
+                lock.lock()
+                switch sendLocked(action, through: chain, fromAPI: fromAPI, run: run) {
+                case .done(let task):
+                    return task
+                case .wait(let next):
+                    ticket = next
+                }
             }
         }
     }
@@ -260,26 +324,6 @@ extension StoreCore {
             lock.unlock()
             continuation?.resume(returning: .cancelled)
         }
-    }
-
-    /// Runs a send on the free pipeline, on the calling thread; called with `lock` held, returns without it.
-    ///
-    /// Inlinable, so specialized in the caller's module: unspecialized, it spent about 1,400 instructions per send
-    /// on generic metadata lookups (callgrind, one pass-through middleware).
-    @inlinable
-    func sendOnFreePipelineLocked(_ action: Action, through chain: DispatchFunction<Action>?) -> StoreTask {
-        guard isAlive else {
-            lock.unlock()
-            return StoreTask(isAccepted: false)
-        }
-        if _slowPath(isRefusing) {
-            _ = refuseLocked()
-            return StoreTask(isAccepted: false)
-        }
-        takePipeline()
-        let work = runTrackingLocked(action, through: chain, waited: 0)
-        drainLocked(through: chain)
-        return StoreTask(isAccepted: true, work: work)
     }
 
     /// Runs the work of a sent action, and of the actions queued meanwhile, as the owner, and returns the tasks that
@@ -357,7 +401,7 @@ extension MiddlewareAPI {
             return StoreTask(isAccepted: false)
         }
         // Checked again once the pipeline is free for it: see `StoreCore.dispatchFromAPI(_:unlessCancelled:)`.
-        return await core.sendToOwnedPipeline(action, through: nil, fromAPI: true, run: cancellation)
+        return await core.send(action, through: nil, fromAPI: true, run: cancellation)
     }
 
     /// How long the action whose work runs now waited for the store's pipeline (zero unless another thread or task
