@@ -185,7 +185,7 @@ private struct ModelState: Hashable {
     private var key: Key {
         Key(
             owner: machine.owner.raw,
-            queue: Array(machine.queue.items[machine.queue.head...]),
+            queue: machine.queue.pending,
             waiters: machine.waiters[machine.waitersHead...].map { waiter in
                 switch waiter {
                 case .thread(let thread, let wakeUp, _): [0, Int(thread.raw), wakeUp]
@@ -381,7 +381,7 @@ private struct Model {
     /// or the release.
     func drain(_ index: Int, op: Int, serving: Int?, in state: ModelState) throws -> [ModelState] {
         var next = state
-        let queued = Array(next.machine.queue.items[next.machine.queue.head...])
+        let queued = next.machine.queue.pending
         if !forgetQueue, !queued.isEmpty {
             if let action = next.machine.nextQueuedAction() {
                 next.steps[index] = .owning(op: op, current: action, serving: serving)

@@ -234,7 +234,7 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
     }
 
     /// Appends `action` to the owner's queue.
-    @inlinable
+    @inlinable @inline(__always)
     mutating func enqueue(_ action: Action) {
         queue.append(action)
         statistics.queuedActions += 1
@@ -323,7 +323,6 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
     /// not come back yet, the pipeline just goes idle (``Release/idle``): that thread takes it. A thread that has
     /// waited longer than ``starvation`` is handed the pipeline directly (``Release/handOver(_:)``).
     mutating func release(now: UInt64) -> Release {
-        queue.resetIfEmpty()
         guard waiterCount > 0 else {
             owner = .none
             return .idle
@@ -360,7 +359,6 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
     /// The owner gives up a pipeline that nobody waits for (the fast release: ``release(now:)`` without a clock).
     @inlinable
     mutating func releaseIdle() {
-        queue.resetIfEmpty()
         owner = ThreadID(raw: 0)
     }
 

@@ -718,46 +718,62 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
 }
 
 /// A FIFO of actions that keeps its storage between dispatches, so that steady-state dispatch does not allocate.
+///
+/// The slots from `head` to `tail` hold the queued actions; a taken slot is cleared at once (so the queue keeps no
+/// action alive), and the indices go back to 0 when the queue empties, without touching the storage.
 @usableFromInline
 struct ActionQueue<Action> {
     @usableFromInline
-    var items: [Action] = []
+    var items: [Action?] = []
     @usableFromInline
     var head = 0
+    @usableFromInline
+    var tail = 0
 
     @inlinable
     init() {}
 
     @inlinable
-    var isEmpty: Bool { head == items.count }
+    var isEmpty: Bool { head == tail }
 
     @inlinable
-    var count: Int { items.count - head }
+    var count: Int { tail - head }
+
+    /// The queued actions, oldest first.
+    var pending: [Action] {
+        items[head..<tail].map { $0! }
+    }
 
     @inlinable
     mutating func append(_ action: Action) {
-        items.append(action)
+        if tail < items.count {
+            items[tail] = action
+        } else {
+            items.append(action)
+        }
+        tail += 1
     }
 
     /// Removes and returns the oldest action; the queue must not be empty.
     @inlinable
     mutating func removeFirst() -> Action {
-        defer { head += 1 }
-        return items[head]
-    }
-
-    /// Forgets the processed actions once they are all processed, keeping the capacity.
-    @inlinable
-    mutating func resetIfEmpty() {
-        if head > 0 {
-            items.removeAll(keepingCapacity: true)
+        let action = items[head].unsafelyUnwrapped
+        items[head] = nil
+        head += 1
+        if head == tail {
             head = 0
+            tail = 0
         }
+        return action
     }
 
+    /// Removes every queued action, keeping the capacity.
     @inlinable
     mutating func removeAll() {
-        items.removeAll(keepingCapacity: true)
+        for index in head..<tail {
+            items[index] = nil
+        }
         head = 0
+        tail = 0
     }
 }
