@@ -88,7 +88,7 @@ enum READMESnippets {
             middleware: [Middleware(audit), Middleware(Middlewares.delay(.seconds(5), audit))],
             dependencies: .test {
                 $0.date = .constant(Date(timeIntervalSince1970: 0))
-                $0.clock = scheduler                          // every throttle, debounce and delay of the store
+                $0.scheduler = scheduler                      // every throttle, debounce and delay of the store
             }
         )
         audited.dispatch(.increment)  // "increment as 00000000-0000-0000-0000-000000000000 at 0.0"
@@ -122,7 +122,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:410
+        // README.md:411
         do {
             let store = Store<AppState, AppAction>(
                 initialState: AppState(),
@@ -136,7 +136,7 @@ enum READMESnippets {
             _ = report
         }
 
-        // README.md:435
+        // README.md:436
         do {
             let store = Store<AppState, AppAction>(
                 initialState: AppState(),
@@ -146,7 +146,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:465
+        // README.md:466
         do {
             let minimumLevel = Middlewares.LogLevel.info
             let store = Store<AppState, AppAction>(
@@ -165,7 +165,7 @@ enum READMESnippets {
             _ = store
         }
 
-        // README.md:585
+        // README.md:586
         func addAddsTheAmount() {
             let next = counter(AppState(), .add(41))
             #expect(next.count == 41)
@@ -173,7 +173,7 @@ enum READMESnippets {
         }
         addAddsTheAmount()
 
-        // README.md:597
+        // README.md:598
         func everyActionIsLogged() {
             let lines = Recorder<String>()  // a small lock-guarded array of your test support code
             let store = Store<AppState, AppAction>(
@@ -187,7 +187,7 @@ enum READMESnippets {
         }
         everyActionIsLogged()
 
-        // README.md:616
+        // README.md:617
         func reportIsDebounced() {
             let scheduler = TestScheduler()
             let reports = Recorder<Int>()
@@ -209,7 +209,7 @@ enum READMESnippets {
         }
         reportIsDebounced()
 
-        // README.md:648
+        // README.md:649
         do {
             struct Quote: Equatable, Sendable {
                 var symbol = ""

@@ -10,7 +10,7 @@ import Testing
 /// The Swift blocks of Sources/Sluice/Sluice.docc/ServicesAndDependencies.md, in order (compiled; run only where a test calls `snippets()`).
 enum ServicesAndDependenciesSnippets {
     static func snippets() async throws {
-        // Sources/Sluice/Sluice.docc/ServicesAndDependencies.md:81
+        // Sources/Sluice/Sluice.docc/ServicesAndDependencies.md:82
         @Sendable func charge(_ cents: Int, for orderID: Int) async throws -> String {
             try await StoreDependencies.current.paymentGateway.charge(cents, orderID: orderID)
         }
@@ -41,7 +41,7 @@ enum ServicesAndDependenciesSnippets {
         _ = expireUnpaid
         _ = store
 
-        // Sources/Sluice/Sluice.docc/ServicesAndDependencies.md:120
+        // Sources/Sluice/Sluice.docc/ServicesAndDependencies.md:121
         struct DecliningGateway: PaymentGateway {
             func charge(_ cents: Int, orderID: Int) async throws -> String {
                 throw PaymentDeclined()
@@ -56,7 +56,7 @@ enum ServicesAndDependenciesSnippets {
                 middleware: [Middleware(checkout), Middleware(expireUnpaid)],
                 dependencies: .test {
                     $0.paymentGateway = DecliningGateway()
-                    $0.clock = scheduler
+                    $0.scheduler = scheduler
                 }
             )
             store.dispatch(.checkout(orderID: 7, cents: 1_250))
@@ -68,7 +68,7 @@ enum ServicesAndDependenciesSnippets {
         }
         await anUnpaidOrderExpires()
 
-        // Sources/Sluice/Sluice.docc/ServicesAndDependencies.md:150
+        // Sources/Sluice/Sluice.docc/ServicesAndDependencies.md:151
         func aDeclinedCardFailsTheOrder() async {
             let store = TestStore(
                 initialState: Shop(),
@@ -84,7 +84,7 @@ enum ServicesAndDependenciesSnippets {
         }
         await aDeclinedCardFailsTheOrder()
 
-        // Sources/Sluice/Sluice.docc/ServicesAndDependencies.md:190
+        // Sources/Sluice/Sluice.docc/ServicesAndDependencies.md:191
         struct RetryingGateway: PaymentGateway {
             let base: any PaymentGateway
             func charge(_ cents: Int, orderID: Int) async throws -> String {

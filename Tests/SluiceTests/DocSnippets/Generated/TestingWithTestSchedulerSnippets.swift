@@ -59,7 +59,7 @@ enum TestingWithTestSchedulerSnippets {
         }
         shipmentsAreLogged()
 
-        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:121
+        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:122
         func searchIsDebounced() {
             let scheduler = TestScheduler()
             let searches = Recorder<String>()
@@ -84,7 +84,7 @@ enum TestingWithTestSchedulerSnippets {
         }
         searchIsDebounced()
 
-        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:157
+        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:158
         func throttleLatestRunsTheNewestActionOfEachWindow() {
             let scheduler = TestScheduler()
             let start = scheduler.now
@@ -112,7 +112,7 @@ enum TestingWithTestSchedulerSnippets {
         }
         throttleLatestRunsTheNewestActionOfEachWindow()
 
-        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:191
+        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:192
         func aLateSearchRunsOnceWithTheLastText() {
             let scheduler = TestScheduler()
             let searches = Recorder<String>()
@@ -134,7 +134,7 @@ enum TestingWithTestSchedulerSnippets {
         }
         aLateSearchRunsOnceWithTheLastText()
 
-        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:226
+        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:227
         do {
             struct Query: Equatable, Sendable {
                 var text = ""
@@ -178,7 +178,7 @@ enum TestingWithTestSchedulerSnippets {
             await typingSearchesOnceItIsQuiet()
         }
 
-        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:282
+        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:284
         do {
             struct Tickets: Equatable, Sendable {
                 var open: [UUID] = []
@@ -203,7 +203,7 @@ enum TestingWithTestSchedulerSnippets {
                     initialState: Tickets(),
                     reducer: ticketsReducer,
                     middleware: [Middleware(openLater)],
-                    dependencies: .test { $0.clock = scheduler },  // the delay runs on the test's scheduler
+                    dependencies: .test { $0.scheduler = scheduler },  // the delay runs on the test's scheduler
                     schedulers: [scheduler]
                 )
                 store.send(.open)
