@@ -181,6 +181,7 @@ extension Duration {
 /// marked `@_disfavoredOverload`, a call in an `async` function picked the deprecated form: the type checker counts
 /// the call of the synchronous function `Duration.milliseconds` in an asynchronous context against the `Duration`
 /// form, which weighs more than a disfavored overload, and the enum case of `DispatchTimeInterval` is no such call.
+/// It goes away with those forms.
 public protocol _DispatchTimeIntervalValue {
     /// The interval.
     var _dispatchTimeInterval: DispatchTimeInterval { get }
