@@ -3,10 +3,10 @@ public import Sluice
 
 /// An ``Sluice/EffectScheduler`` with virtual time, for testing time-based behaviour without waiting.
 ///
-/// Time stands still until the test moves it. ``advance(by:)`` and ``advance(to:)`` run the work that falls
+/// Time stands still until the test moves it. `advance(by:)` and ``advance(to:)`` run the work that falls
 /// due, synchronously on the calling thread, in deadline order and first-in first-out for equal deadlines,
 /// including work that the work they run schedules, as long as it falls due by the target time.
-/// ``letTimePass(by:)`` and ``letTimePass(to:)`` move it without running anything, as a queue that is busy, so that
+/// `letTimePass(by:)` and ``letTimePass(to:)`` move it without running anything, as a queue that is busy, so that
 /// a test can check what happens when work runs late.
 ///
 /// ```swift
@@ -46,8 +46,10 @@ public final class TestScheduler: EffectScheduler, @unchecked Sendable {
 
     /// Moves the clock forward by `interval`, running the work that falls due on the way.
     ///
-    /// - Parameter interval: How far to move; must not be negative. `.never` runs all the work there is.
-    public func advance(by interval: DispatchTimeInterval) {
+    /// - Parameter interval: How far to move, in whole nanoseconds (a fraction of one rounds up); must not be
+    ///   negative. `.zero` runs the work that is due now. An interval of 2⁶⁴ ns or more (about 584 years, e.g.
+    ///   `.seconds(Int64.max)`) runs all the work there is, like ``run()``.
+    public func advance(by interval: Duration) {
         guard let target = target(after: interval, checking: "TestScheduler.advance(by:)") else {
             run()
             return
@@ -65,7 +67,7 @@ public final class TestScheduler: EffectScheduler, @unchecked Sendable {
     /// Moves the clock forward by `interval` without running anything, as a queue that is busy with other work.
     ///
     /// The work that falls due on the way stays pending, overdue, and sees the later time when it runs: at the
-    /// next ``advance(by:)``, ``advance(to:)`` or ``run()``, in deadline order, before anything due later. Meanwhile
+    /// next `advance(by:)`, ``advance(to:)`` or ``run()``, in deadline order, before anything due later. Meanwhile
     /// the test can dispatch actions that find their modifier's timers late, as on a real queue that is busy.
     ///
     /// ```swift
@@ -75,15 +77,18 @@ public final class TestScheduler: EffectScheduler, @unchecked Sendable {
     /// scheduler.advance(by: .milliseconds(10))        // runs once, with "ab"
     /// ```
     ///
-    /// - Parameter interval: How far to move; must not be negative. `.never` is not allowed either.
-    public func letTimePass(by interval: DispatchTimeInterval) {
+    /// - Parameter interval: How far to move, in whole nanoseconds (a fraction of one rounds up); must not be
+    ///   negative, nor 2⁶⁴ ns or more (a time that `DispatchTime` does not reach).
+    public func letTimePass(by interval: Duration) {
         guard let target = target(after: interval, checking: "TestScheduler.letTimePass(by:)") else {
-            usageError("TestScheduler.letTimePass(by:): the interval must not be .never.")
+            usageError(
+                "TestScheduler.letTimePass(by:): the interval must be shorter than 2^64 nanoseconds, got \(interval)."
+            )
         }
         letTimePass(to: DispatchTime(uptimeNanoseconds: target))
     }
 
-    /// Moves the clock forward to `deadline` without running anything; see ``letTimePass(by:)``.
+    /// Moves the clock forward to `deadline` without running anything; see `letTimePass(by:)`.
     ///
     /// A deadline in the past does not move the clock back.
     public func letTimePass(to deadline: DispatchTime) {
@@ -102,7 +107,9 @@ public final class TestScheduler: EffectScheduler, @unchecked Sendable {
         lock.withLock { queue.pendingCount }
     }
 
-    private func target(after interval: DispatchTimeInterval, checking name: String) -> UInt64? {
+    /// The time `interval` after now, in uptime nanoseconds, at most the end of time; `nil` for an interval too long
+    /// to count in nanoseconds.
+    private func target(after interval: Duration, checking name: String) -> UInt64? {
         guard let nanoseconds = interval.nanoseconds(checking: name) else { return nil }
         let target = lock.withLock { currentTime.addingReportingOverflow(nanoseconds) }
         return target.overflow ? UInt64.max : target.partialValue
@@ -122,6 +129,26 @@ public final class TestScheduler: EffectScheduler, @unchecked Sendable {
             currentTime = max(currentTime, deadline)
             return work
         }
+    }
+}
+
+// MARK: - Deprecated: `DispatchTimeInterval`
+
+extension TestScheduler {
+    /// `advance(by:)` with a `DispatchTimeInterval`, which it converts exactly; `.never` runs all the work there is,
+    /// like ``run()``.
+    @available(*, deprecated, message: "pass the interval as a Duration (all the work: run())")
+    public func advance(by interval: some _DispatchTimeIntervalValue) {
+        advance(by: Duration(interval))
+    }
+
+    /// `letTimePass(by:)` with a `DispatchTimeInterval`, which it converts exactly; `.never` stops the program.
+    @available(*, deprecated, message: "pass the interval as a Duration")
+    public func letTimePass(by interval: some _DispatchTimeIntervalValue) {
+        if case .never = interval._dispatchTimeInterval {
+            usageError("TestScheduler.letTimePass(by:): the interval must not be .never.")
+        }
+        letTimePass(by: Duration(interval))
     }
 }
 

@@ -46,7 +46,7 @@ internal import Testing
 /// a dependency without a test value that the test did not set fails the test when it is read, naming the key and
 /// the action whose processing read it, instead of silently calling the live service. That holds for a read through
 /// `api.dependencies` and through `StoreDependencies.current`, in synchronous middleware too (the test store binds
-/// its store's dependencies around the chain), and for the clock that a time modifier given no `on:` would need:
+/// its store's dependencies around the chain), and for the scheduler that a time modifier given no `on:` would need:
 ///
 /// ```swift
 /// let store = TestStore(

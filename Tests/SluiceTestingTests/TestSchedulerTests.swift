@@ -123,6 +123,65 @@ func ms(_ scheduler: TestScheduler) -> UInt64 {
         #expect(scheduler.pendingWorkCount == 0)
     }
 
+    // MARK: - Durations
+
+    /// The clock moves by exactly the nanoseconds of the `Duration`, below a millisecond too.
+    @Test func advanceMovesTheClockByExactlyTheDuration() {
+        let scheduler = TestScheduler()
+        scheduler.advance(by: .microseconds(1))
+        #expect(scheduler.now.uptimeNanoseconds == 1 + 1_000)
+        scheduler.advance(by: .nanoseconds(7))
+        #expect(scheduler.now.uptimeNanoseconds == 1 + 1_007)
+        scheduler.advance(by: .milliseconds(1.5))
+        #expect(scheduler.now.uptimeNanoseconds == 1 + 1_007 + 1_500_000)
+        scheduler.advance(by: .seconds(2) + .nanoseconds(3))
+        #expect(scheduler.now.uptimeNanoseconds == 1 + 1_007 + 1_500_000 + 2_000_000_003)
+        scheduler.advance(by: .zero)
+        #expect(scheduler.now.uptimeNanoseconds == 1 + 1_007 + 1_500_000 + 2_000_000_003)
+    }
+
+    /// Work 1 µs away does not run 1 ns early, and runs at exactly its deadline.
+    @Test func subMillisecondDeadlinesRunExactlyWhenDue() {
+        let scheduler = TestScheduler()
+        let log = Log<UInt64>()
+        _ = scheduler.schedule(after: scheduler.now + .microseconds(1)) { log.append(scheduler.now.uptimeNanoseconds) }
+        scheduler.advance(by: .nanoseconds(999))
+        #expect(log.elements.isEmpty)
+        scheduler.advance(by: .nanoseconds(1))
+        #expect(log.elements == [1 + 1_000])
+    }
+
+    /// A fraction of a nanosecond rounds up: the clock never moves less than the duration asks.
+    @Test func aFractionOfANanosecondRoundsUp() {
+        let scheduler = TestScheduler()
+        scheduler.advance(by: Duration(secondsComponent: 0, attosecondsComponent: 1))
+        #expect(scheduler.now.uptimeNanoseconds == 1 + 1)
+        scheduler.advance(by: .nanoseconds(2.5))
+        #expect(scheduler.now.uptimeNanoseconds == 1 + 1 + 3)
+        scheduler.advance(by: Duration(secondsComponent: 1, attosecondsComponent: 1_000_000_000))
+        #expect(scheduler.now.uptimeNanoseconds == 1 + 1 + 3 + 1_000_000_001)  // exactly 1 ns: nothing to round
+    }
+
+    /// Thirty years of uptime count exactly; 2⁶⁴ ns or more, past the end of `DispatchTime`, runs all the work.
+    @Test func largeDurations() {
+        let scheduler = TestScheduler()
+        let log = Log<UInt64>()
+        let thirtyYears = Duration.seconds(30 * 365 * 86_400)
+        _ = scheduler.schedule(after: DispatchTime(uptimeNanoseconds: 1 + 946_080_000_000_000_000)) {
+            log.append(scheduler.now.uptimeNanoseconds)
+        }
+        scheduler.advance(by: thirtyYears - .nanoseconds(1))
+        #expect(log.elements.isEmpty)
+        scheduler.advance(by: .nanoseconds(1))
+        #expect(log.elements == [1 + 946_080_000_000_000_000])
+
+        _ = scheduler.schedule(after: DispatchTime(uptimeNanoseconds: UInt64.max - 1)) { log.append(0) }
+        scheduler.advance(by: .seconds(Int64.max))  // like `run()`: the clock goes to the last deadline
+        #expect(log.elements == [1 + 946_080_000_000_000_000, 0])
+        #expect(scheduler.now.uptimeNanoseconds == UInt64.max - 1)
+        #expect(scheduler.pendingWorkCount == 0)
+    }
+
     @Test func negativeAdvanceStopsTheProgramWithAMessage() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             TestScheduler().advance(by: .milliseconds(-1))
@@ -130,20 +189,34 @@ func ms(_ scheduler: TestScheduler) -> UInt64 {
         let standardError = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
         #expect(
             standardError.contains(
-                "Sluice usage error: TestScheduler.advance(by:): the interval must not be negative, got milliseconds(-1)."
+                "Sluice usage error: TestScheduler.advance(by:): the interval must not be negative, got -0.001 seconds."
             ),
             "standard error: \(standardError)"
         )
     }
 
-    @Test func letTimePassByNeverStopsTheProgramWithAMessage() async {
+    @Test func negativeLetTimePassStopsTheProgramWithAMessage() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            TestScheduler().letTimePass(by: .never)
+            TestScheduler().letTimePass(by: .nanoseconds(-1))
         }
         let standardError = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
         #expect(
             standardError.contains(
-                "Sluice usage error: TestScheduler.letTimePass(by:): the interval must not be .never."
+                "Sluice usage error: TestScheduler.letTimePass(by:): the interval must not be negative, got -1e-09 seconds."
+            ),
+            "standard error: \(standardError)"
+        )
+    }
+
+    @Test func letTimePassPastTheEndOfTimeStopsTheProgramWithAMessage() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            TestScheduler().letTimePass(by: .seconds(Int64.max))
+        }
+        let standardError = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(
+            standardError.contains(
+                "Sluice usage error: TestScheduler.letTimePass(by:): the interval must be shorter than 2^64 "
+                    + "nanoseconds, got 9.223372036854776e+18 seconds."
             ),
             "standard error: \(standardError)"
         )
@@ -294,5 +367,64 @@ func ms(_ scheduler: TestScheduler) -> UInt64 {
         while let (_, work) = queue.removeNext(dueBy: .max) { work.run() }
         #expect(log.elements == [0, 1, 2, 5, 6, 7])
         #expect(queue.pendingCount == 0)
+    }
+}
+
+// MARK: - The deprecated `DispatchTimeInterval` forms
+
+/// The deprecated forms, declared again as requirements so that these tests reach them through the protocol: a
+/// direct call would be a use of deprecated API, and the package builds without warnings.
+private protocol DispatchTimeIntervalForms {
+    func advance(by interval: DispatchTimeInterval)
+    func letTimePass(by interval: DispatchTimeInterval)
+}
+
+extension TestScheduler: DispatchTimeIntervalForms {}
+
+/// Each deprecated form forwards to its `Duration` form; `.never` runs everything, or stops `letTimePass`.
+@Suite struct TestSchedulerDeprecatedFormsTests {
+    private func deprecated(_ scheduler: TestScheduler) -> some DispatchTimeIntervalForms {
+        scheduler
+    }
+
+    @Test func advanceForwards() {
+        let scheduler = TestScheduler()
+        let log = Log<UInt64>()
+        _ = scheduler.schedule(after: scheduler.now + .microseconds(10)) { log.append(scheduler.now.uptimeNanoseconds) }
+        _ = scheduler.schedule(after: scheduler.now + .seconds(3_600)) { log.append(scheduler.now.uptimeNanoseconds) }
+        deprecated(scheduler).advance(by: .nanoseconds(9_999))
+        #expect(log.elements.isEmpty)
+        deprecated(scheduler).advance(by: .nanoseconds(1))
+        #expect(log.elements == [1 + 10_000])
+        deprecated(scheduler).advance(by: .milliseconds(2))
+        #expect(scheduler.now.uptimeNanoseconds == 1 + 10_000 + 2_000_000)
+        deprecated(scheduler).advance(by: .never)  // like `run()`
+        #expect(log.elements == [1 + 10_000, 1 + 3_600_000_000_000])
+        #expect(scheduler.pendingWorkCount == 0)
+    }
+
+    @Test func letTimePassForwards() {
+        let scheduler = TestScheduler()
+        let log = Log<UInt64>()
+        _ = scheduler.schedule(after: scheduler.now + .milliseconds(10)) { log.append(ms(scheduler)) }
+        deprecated(scheduler).letTimePass(by: .milliseconds(15))
+        #expect(ms(scheduler) == 15)
+        #expect(log.elements.isEmpty)
+        scheduler.run()
+        #expect(log.elements == [15])
+    }
+
+    @Test func letTimePassByNeverStopsTheProgramWithAMessage() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let forms: any DispatchTimeIntervalForms = TestScheduler()
+            forms.letTimePass(by: .never)
+        }
+        let standardError = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(
+            standardError.contains(
+                "Sluice usage error: TestScheduler.letTimePass(by:): the interval must not be .never."
+            ),
+            "standard error: \(standardError)"
+        )
     }
 }

@@ -190,12 +190,12 @@ private let whileSettingUp =
         #expect(recorded.map(\.message) == [missing("CourierKey", while: whileSettingUp)])
     }
 
-    // MARK: - A time modifier without a scheduler needs the test's clock
+    // MARK: - A time modifier given no scheduler needs the test's
 
     /// The delay would run on a real queue, an hour later, out of the test's sight: the test store fails the test
-    /// for the clock that it did not set, at its first step.
+    /// for the scheduler that it did not set, at its first step.
     @Test(arguments: [Exhaustivity.on, .off])
-    func aTimeModifierWithoutASchedulerOrATestClockFails(exhaustivity: Exhaustivity) async {
+    func aTimeModifierWithoutASchedulerOrATestSchedulerFails(exhaustivity: Exhaustivity) async {
         let line = #line + 8
         let recorded = await issues {
             let store = TestStore(
@@ -207,25 +207,25 @@ private let whileSettingUp =
             store.send(.save)
             await store.finish()
         }
-        #expect(recorded.map(\.message) == [missing("ClockKey", while: whileSettingUp)])
+        #expect(recorded.map(\.message) == [missing("SchedulerKey", while: whileSettingUp)])
         #expect(recorded.map(\.line) == [line])
     }
 
-    @Test func aTimeModifierOnTheTestClockOrOnAGivenSchedulerPasses() async {
+    @Test func aTimeModifierOnTheTestSchedulerOrOnAGivenSchedulerPasses() async {
         let scheduler = TestScheduler()
         let recorded = await issues {
-            let onClock = TestStore(
+            let onStoreScheduler = TestStore(
                 initialState: Cart(),
                 reducer: cartReducer,
                 middleware: [Middleware(Middlewares.delay(.seconds(1), noopAfterSave))],
-                dependencies: .test { $0.clock = scheduler },
+                dependencies: .test { $0.scheduler = scheduler },
                 schedulers: [scheduler]
             )
-            onClock.send(.save)
+            onStoreScheduler.send(.save)
             scheduler.advance(by: .seconds(1))
-            onClock.receive(.noop)
+            onStoreScheduler.receive(.noop)
             scheduler.advance(by: .seconds(1))  // the delayed run for `.noop`, which dispatches nothing
-            await onClock.finish()
+            await onStoreScheduler.finish()
 
             let onScheduler = TestStore(
                 initialState: Cart(),

@@ -6,8 +6,8 @@ import Testing
 @Suite struct BuiltInDependenciesTests {
     private typealias Effect = SideEffect<TestState, TestAction>
 
-    /// One override of the clock puts every time modifier of the store that was given no scheduler on virtual time.
-    @Test func timeModifiersWithoutASchedulerUseTheStoresClock() {
+    /// One override of the scheduler puts every time modifier of the store that was given none on virtual time.
+    @Test func timeModifiersWithoutASchedulerUseTheStoresScheduler() {
         let scheduler = TestScheduler()
         let runs = Locked<[String]>([])
         let record = { (name: String) in Effect { action, _ in runs.append("\(name) \(action)") } }
@@ -19,7 +19,7 @@ import Testing
                 Middleware(Middlewares.delay(.milliseconds(100), record("delay"))),
                 Middleware(Middlewares.throttle(.milliseconds(200), latest: true, record("throttle"))),
             ],
-            dependencies: .test { $0.clock = scheduler }
+            dependencies: .test { $0.scheduler = scheduler }
         )
         store.dispatch(.add(1))
         store.dispatch(.add(2))
@@ -34,9 +34,9 @@ import Testing
         #expect(scheduler.pendingWorkCount == 0)
     }
 
-    /// A scheduler given with `on:` wins over the store's clock.
-    @Test func anExplicitSchedulerWinsOverTheStoresClock() {
-        let storeClock = TestScheduler()
+    /// A scheduler given with `on:` wins over the store's.
+    @Test func anExplicitSchedulerWinsOverTheStoresScheduler() {
+        let storeScheduler = TestScheduler()
         let own = TestScheduler()
         let runs = Locked(0)
         let store = Store<TestState, TestAction>(
@@ -45,10 +45,10 @@ import Testing
             middleware: [
                 Middleware(Middlewares.delay(.milliseconds(10), on: own, Effect { _, _ in runs.withValue { $0 += 1 } }))
             ],
-            dependencies: .test { $0.clock = storeClock }
+            dependencies: .test { $0.scheduler = storeScheduler }
         )
         store.dispatch(.increment)
-        storeClock.advance(by: .seconds(1))
+        storeScheduler.advance(by: .seconds(1))
         #expect(runs.current == 0)
         own.advance(by: .milliseconds(10))
         #expect(runs.current == 1)
@@ -72,7 +72,7 @@ import Testing
                 )
             ],
             dependencies: .test {
-                $0.clock = scheduler
+                $0.scheduler = scheduler
                 $0.greeter = NamedGreeter(name: "store")
             }
         )
@@ -110,12 +110,12 @@ import Testing
         #expect(now >= before && now <= Date())
     }
 
-    /// The clock and the date have no test value: a test that reads them without setting them is told so.
-    @Test func theClockAndTheDateHaveNoTestValue() {
+    /// The scheduler and the date have no test value: a test that reads them without setting them is told so.
+    @Test func theSchedulerAndTheDateHaveNoTestValue() {
         let reports = Locked<[String]>([])
         let dependencies = StoreDependencies.test(onMissingTestValue: { reports.append($0.key) })
-        _ = dependencies.clock.now
+        _ = dependencies.scheduler.now
         _ = dependencies.date.now
-        #expect(reports.current == ["ClockKey", "DateKey"])
+        #expect(reports.current == ["SchedulerKey", "DateKey"])
     }
 }

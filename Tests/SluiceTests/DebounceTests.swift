@@ -57,8 +57,9 @@ import Testing
         #expect(harness.recorded == runs([(1, 0), (2, 0)]))
     }
 
-    @Test func neverIntervalNeverRuns() {
-        let harness = EffectHarness { Middlewares.debounce(.never, on: $0, $1) }
+    /// An interval of 2⁶⁴ ns or more is longer than `DispatchTime` counts: the quiet time never passes.
+    @Test func anIntervalPastTheEndOfTimeNeverRuns() {
+        let harness = EffectHarness { Middlewares.debounce(.seconds(Int64.max), on: $0, $1) }
         harness.play([0, 10])
         harness.scheduler.run()
         #expect(harness.recorded.isEmpty)

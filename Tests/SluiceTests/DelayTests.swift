@@ -25,8 +25,9 @@ import Testing
         #expect(harness.scheduler.pendingWorkCount == 0)
     }
 
-    @Test func neverDelayNeverRuns() {
-        let harness = EffectHarness { Middlewares.delay(.never, on: $0, $1) }
+    /// A delay of 2⁶⁴ ns or more is longer than `DispatchTime` counts: it never passes.
+    @Test func aDelayPastTheEndOfTimeNeverRuns() {
+        let harness = EffectHarness { Middlewares.delay(.seconds(Int64.max), on: $0, $1) }
         harness.play([0, 1])
         harness.scheduler.run()
         #expect(harness.recorded.isEmpty)

@@ -147,9 +147,9 @@ import Testing
         #expect(greeterName() == "live")
     }
 
-    /// In a test context without a clock, a modifier given no `on:` reads the clock when the store installs it (the
-    /// key has no test value, so the handler hears of it); given a clock, or a scheduler, it reads nothing.
-    @Test func aModifierWithoutASchedulerReadsTheClockOfATestContextThatSetsNone() {
+    /// In a test context without a scheduler, a modifier given no `on:` reads the store's scheduler when the store
+    /// installs it (the key has no test value, so the handler hears of it); given one either way, it reads nothing.
+    @Test func aModifierWithoutASchedulerReadsTheSchedulerOfATestContextThatSetsNone() {
         let heard = Locked<[String]>([])
         let record: @Sendable (MissingTestValue) -> Void = { missing in heard.append(missing.key) }
         let delayed = Middleware(
@@ -161,14 +161,14 @@ import Testing
             middleware: [delayed],
             dependencies: .test(onMissingTestValue: record)
         )
-        #expect(heard.current == ["ClockKey"])
+        #expect(heard.current == ["SchedulerKey"])
 
         let scheduler = TestScheduler()
         _ = Store(
             initialState: TestState(),
             reducer: testReducer,
             middleware: [delayed],
-            dependencies: .test(onMissingTestValue: record) { $0.clock = scheduler }
+            dependencies: .test(onMissingTestValue: record) { $0.scheduler = scheduler }
         )
         _ = Store(
             initialState: TestState(),
@@ -182,7 +182,7 @@ import Testing
             ],
             dependencies: .test(onMissingTestValue: record)
         )
-        #expect(heard.current == ["ClockKey"])
+        #expect(heard.current == ["SchedulerKey"])
     }
 
     @Test func effectsStartedInARegionSeeTheStoresDependencies() async throws {

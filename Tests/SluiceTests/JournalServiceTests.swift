@@ -44,7 +44,7 @@ import Testing
                 initialState: LedgerState(),
                 reducer: ledgerReducer,
                 middleware: [Middleware(Middlewares.snapshot(to: journal, debounce: .seconds(5), reducerVersion: 2))],
-                dependencies: .test { $0.clock = scheduler }
+                dependencies: .test { $0.scheduler = scheduler }
             )
             for value in 1...4 { store.dispatch(.add(value)) }
             scheduler.advance(by: .seconds(4))

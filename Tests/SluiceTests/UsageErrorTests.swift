@@ -15,7 +15,7 @@ import Testing
         }
         expectMessage(
             result,
-            "Sluice usage error: Middlewares.throttle: the interval must not be negative, got milliseconds(-1)."
+            "Sluice usage error: Middlewares.throttle: the interval must not be negative, got -0.001 seconds."
         )
     }
 
@@ -25,7 +25,7 @@ import Testing
         }
         expectMessage(
             result,
-            "Sluice usage error: Middlewares.debounce: the interval must not be negative, got seconds(-2)."
+            "Sluice usage error: Middlewares.debounce: the interval must not be negative, got -2.0 seconds."
         )
     }
 
@@ -35,7 +35,7 @@ import Testing
         }
         expectMessage(
             result,
-            "Sluice usage error: Middlewares.delay: the interval must not be negative, got microseconds(-5)."
+            "Sluice usage error: Middlewares.delay: the interval must not be negative, got -5e-06 seconds."
         )
     }
 
@@ -49,7 +49,7 @@ import Testing
         }
         expectMessage(
             result,
-            "Sluice usage error: Middlewares.debounce: maxWait must not be negative, got milliseconds(-5)."
+            "Sluice usage error: Middlewares.debounce: maxWait must not be negative, got -0.005 seconds."
         )
     }
 
@@ -64,7 +64,7 @@ import Testing
         expectMessage(
             result,
             "Sluice usage error: Middlewares.debounce: maxWait must not be shorter than the interval, got maxWait "
-                + "milliseconds(500) for interval seconds(1)."
+                + "0.5 seconds for interval 1.0 seconds."
         )
     }
 

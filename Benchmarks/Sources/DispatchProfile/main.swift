@@ -464,7 +464,7 @@ case "service", "service-mutex":
     // orders dictionary to its kept size in both, so compare two counts above that. `size`: the interval of the
     // throttled snapshot in milliseconds (1,000 when 0); under callgrind, whose clock runs at its own pace, give
     // one longer than the run (3600000), so that the count does not depend on how many snapshots the run took.
-    let interval = DispatchTimeInterval.milliseconds(size > 0 ? size : 1_000)
+    let interval = Duration.milliseconds(size > 0 ? size : 1_000)
     var placed = 0
     if scenario == "service" {
         let service = SluiceService(snapshotInterval: interval)

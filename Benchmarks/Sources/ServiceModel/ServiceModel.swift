@@ -195,7 +195,7 @@ public final class SluiceService: OrderService {
     public let output: ServiceOutput
 
     /// - Parameter snapshotInterval: How often the throttled snapshot runs.
-    public init(snapshotInterval: DispatchTimeInterval = .seconds(1), logEvery: Int = 100) {
+    public init(snapshotInterval: Duration = .seconds(1), logEvery: Int = 100) {
         let output = ServiceOutput()
         self.output = output
         let fulfilment = Middlewares.filter(
@@ -275,14 +275,9 @@ public final class MutexService: OrderService {
     public let output = ServiceOutput()
     private let snapshotQueue = DispatchQueue(label: "mutex-service.snapshot")
 
-    public init(snapshotInterval: DispatchTimeInterval = .seconds(1), logEvery: Int = 100) {
-        if case .seconds(let seconds) = snapshotInterval {
-            self.snapshotInterval = UInt64(seconds) * 1_000_000_000
-        } else if case .milliseconds(let milliseconds) = snapshotInterval {
-            self.snapshotInterval = UInt64(milliseconds) * 1_000_000
-        } else {
-            self.snapshotInterval = 1_000_000_000
-        }
+    public init(snapshotInterval: Duration = .seconds(1), logEvery: Int = 100) {
+        let (seconds, attoseconds) = snapshotInterval.components
+        self.snapshotInterval = UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
         self.logEvery = logEvery
     }
 

@@ -6,7 +6,7 @@ public import Foundation
 
 /// The current date (wall-clock time), as a dependency: `api.dependencies.date.now`.
 ///
-/// For time intervals and timers use ``StoreDependencies/clock`` (monotonic); use this for what a user or a record
+/// For time intervals and timers use ``StoreDependencies/scheduler`` (monotonic); use this for what a user or a record
 /// shows: a receipt's date, an order's creation time.
 ///
 /// ```swift

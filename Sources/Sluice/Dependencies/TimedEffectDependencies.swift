@@ -1,20 +1,20 @@
-/// How the time modifiers take their clock and bind their runs to the store's dependencies.
+/// How the time modifiers take their scheduler and bind their runs to the store's dependencies.
 extension EffectScheduler {
-    /// The scheduler a time modifier installed in the store of `api` uses: the store's clock if the modifier was
-    /// given the default scheduler and the store's dependencies set a clock, else this scheduler.
+    /// The scheduler a time modifier installed in the store of `api` uses: the store's scheduler if the modifier was
+    /// given the default scheduler and the store's dependencies set one, else this scheduler.
     ///
-    /// In a test context whose dependencies do not set a clock, the default scheduler reads ``StoreDependencies/clock``
-    /// (and then keeps its own queue): the clock has no test value, so a test store fails the test for a time
-    /// modifier that would otherwise run on a real queue, out of the test's sight.
+    /// In a test context whose dependencies do not set a scheduler, the default scheduler reads
+    /// ``StoreDependencies/scheduler`` (and then keeps its own queue): that key has no test value, so a test store
+    /// fails the test for a time modifier that would otherwise run on a real queue, out of the test's sight.
     @usableFromInline
     func resolved<State, Action>(with api: MiddlewareAPI<State, Action>) -> any EffectScheduler {
-        guard let queue = self as? DispatchQueueScheduler, queue.prefersStoreClock else { return self }
+        guard let queue = self as? DispatchQueueScheduler, queue.prefersStoreScheduler else { return self }
         let dependencies = api.dependencies
-        if let clock = dependencies.clockIfSet {
-            return clock
+        if let scheduler = dependencies.schedulerIfSet {
+            return scheduler
         }
         if dependencies.context == .test {
-            _ = dependencies.clock
+            _ = dependencies.scheduler
         }
         return self
     }

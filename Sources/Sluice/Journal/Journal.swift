@@ -270,7 +270,7 @@ public final class Journal: @unchecked Sendable {
     /// })
     /// ```
     ///
-    /// ``Middlewares/snapshot(to:debounce:maxWait:reducerVersion:)`` is this side effect, ready-made.
+    /// ``Middlewares/snapshot(to:debounce:maxWait:reducerVersion:)-(_,Duration,_,_)`` is this side effect, ready-made.
     ///
     /// - Parameters:
     ///   - api: The API of a store that journals to this journal.

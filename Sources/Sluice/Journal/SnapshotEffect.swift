@@ -17,7 +17,7 @@ extension Middlewares {
     ///
     /// A snapshot shortens recovery to the actions after it, and lets the journal remove the segments that no
     /// recovery needs. `maxWait` bounds the time between two snapshots under steady load (see
-    /// ``debounce(_:maxWait:runs:on:_:)-(_,_,_,_,SideEffect<State,Action>)``). A snapshot that fails with an error
+    /// ``debounce(_:maxWait:runs:on:_:)-(Duration,_,_,_,SideEffect<State,Action>)``). A snapshot that fails with an error
     /// that stops the journal reaches `onError` and the store's error channel as every journal error does; one that
     /// cannot be encoded reaches the store's error channel as an ``EffectFailure`` from
     /// ``EffectFailure/Source/journal``; after ``Journal/close()`` (during shutdown) nothing is saved.
@@ -25,12 +25,12 @@ extension Middlewares {
     /// - Parameters:
     ///   - journal: The journal that the store records to.
     ///   - interval: How long the actions must pause before a snapshot is taken.
-    ///   - maxWait: The longest time a snapshot waits under steady load; `.never` (the default) for no limit.
+    ///   - maxWait: The longest time a snapshot waits under steady load; `nil` (the default) for no limit.
     ///   - reducerVersion: The version of the reducer, stored with each snapshot.
     public static func snapshot<State: Encodable & Sendable, Action: Sendable>(
         to journal: Journal,
-        debounce interval: DispatchTimeInterval,
-        maxWait: DispatchTimeInterval = .never,
+        debounce interval: Duration,
+        maxWait: Duration? = nil,
         reducerVersion: Int = 0
     ) -> SideEffect<State, Action> {
         debounce(
@@ -49,5 +49,17 @@ extension Middlewares {
                 }
             }
         )
+    }
+
+    /// ``snapshot(to:debounce:maxWait:reducerVersion:)-(_,Duration,_,_)`` with `DispatchTimeInterval`s, which it
+    /// converts exactly; a `maxWait` of `.never` is no limit.
+    @available(*, deprecated, message: "pass the intervals as Durations (no limit: maxWait nil, the default)")
+    public static func snapshot<State: Encodable & Sendable, Action: Sendable>(
+        to journal: Journal,
+        debounce interval: some _DispatchTimeIntervalValue,
+        maxWait: DispatchTimeInterval = .never,
+        reducerVersion: Int = 0
+    ) -> SideEffect<State, Action> {
+        snapshot(to: journal, debounce: Duration(interval), maxWait: maxWait.duration, reducerVersion: reducerVersion)
     }
 }

@@ -5,6 +5,10 @@ public import Dispatch
 /// Sluice's own schedulers are ``DispatchQueueScheduler`` (real time, on a `DispatchQueue`) and
 /// `SluiceTesting.TestScheduler` (virtual time, for tests). Time is `DispatchTime`: monotonic, never `Date()`.
 ///
+/// The requirements deal in instants (`DispatchTime`), never in spans of time: the modifiers take their intervals
+/// as `Duration` and turn them into deadlines themselves, so a scheduler only says what time it is and runs work at
+/// a deadline.
+///
 /// The name is not `Scheduler`: Combine has a protocol of that name, which `DispatchQueue` conforms to on
 /// Apple platforms.
 public protocol EffectScheduler: Sendable {
@@ -76,28 +80,29 @@ private final class LockedWork: @unchecked Sendable {
 public struct DispatchQueueScheduler: EffectScheduler {
     /// The queue the work runs on.
     public let queue: DispatchQueue
-    /// Whether a time modifier given this scheduler by default uses the store's clock instead, when the store's
-    /// dependencies set one (see ``StoreDependencies/clock``).
+    /// Whether a time modifier given this scheduler by default uses the store's scheduler instead, when the store's
+    /// dependencies set one (see ``StoreDependencies/scheduler``).
     @usableFromInline
-    let prefersStoreClock: Bool
+    let prefersStoreScheduler: Bool
 
     /// A scheduler on `queue`.
     public init(queue: DispatchQueue) {
         self.queue = queue
-        prefersStoreClock = false
+        prefersStoreScheduler = false
     }
 
     /// A scheduler on a new serial queue of its own.
     public init() {
         queue = DispatchQueue(label: "sluice.effect-scheduler")
-        prefersStoreClock = false
+        prefersStoreScheduler = false
     }
 
-    /// The default of the time modifiers: the store's clock if its dependencies set one, else a new serial queue.
+    /// The default of the time modifiers: the store's scheduler if its dependencies set one, else a new serial
+    /// queue.
     @usableFromInline
-    init(prefersStoreClock: Bool) {
+    init(prefersStoreScheduler: Bool) {
         queue = DispatchQueue(label: "sluice.effect-scheduler")
-        self.prefersStoreClock = prefersStoreClock
+        self.prefersStoreScheduler = prefersStoreScheduler
     }
 
     /// `DispatchTime.now()`.
@@ -128,49 +133,76 @@ extension EffectScheduler where Self == DispatchQueueScheduler {
         DispatchQueueScheduler(queue: queue)
     }
 
-    /// The default scheduler of a time modifier: the store's ``StoreDependencies/clock`` when the store's
+    /// The default scheduler of a time modifier: the store's ``StoreDependencies/scheduler`` when the store's
     /// dependencies set one, else a serial queue of the modifier's own.
     @usableFromInline
-    static var storeClockOrOwnQueue: DispatchQueueScheduler {
-        DispatchQueueScheduler(prefersStoreClock: true)
+    static var storeSchedulerOrOwnQueue: DispatchQueueScheduler {
+        DispatchQueueScheduler(prefersStoreScheduler: true)
     }
 }
 
 // MARK: - Intervals
 
-extension DispatchTimeInterval {
-    /// The interval in nanoseconds; `nil` for `.never` (and for intervals too long to represent).
+extension Duration {
+    /// The interval in whole nanoseconds, a fraction of a nanosecond rounded up (so that a positive interval is
+    /// never zero); `nil` for an interval of 2⁶⁴ ns or more (about 584 years), longer than `DispatchTime` counts,
+    /// which never ends.
     ///
     /// Stops the program, naming `operatorName`, if the interval is negative.
     @usableFromInline
     package func nanoseconds(checking operatorName: String) -> UInt64? {
-        let value: Int
-        let scale: Int
-        switch self {
-        case .seconds(let seconds): (value, scale) = (seconds, 1_000_000_000)
-        case .milliseconds(let milliseconds): (value, scale) = (milliseconds, 1_000_000)
-        case .microseconds(let microseconds): (value, scale) = (microseconds, 1_000)
-        case .nanoseconds(let nanoseconds): (value, scale) = (nanoseconds, 1)
-        case .never: return nil
-        @unknown default: return nil
-        }
-        if value < 0 {
+        if self < .zero {
             usageError("\(operatorName): the interval must not be negative, got \(self).")
         }
-        let (product, overflow) = value.multipliedReportingOverflow(by: scale)
-        return overflow ? nil : UInt64(product)
+        // Both components are zero or positive here; attoseconds are below 10¹⁸.
+        let (seconds, attoseconds) = components
+        let (wholeNanoseconds, fraction) = attoseconds.quotientAndRemainder(dividingBy: 1_000_000_000)
+        let (secondsInNanoseconds, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
+        let (sum, sumOverflow) = secondsInNanoseconds.addingReportingOverflow(
+            UInt64(wholeNanoseconds) + (fraction > 0 ? 1 : 0)
+        )
+        return overflow || sumOverflow ? nil : sum
+    }
+
+    /// The same span of time as `interval`, exactly; `.never` becomes an interval past the end of `DispatchTime`,
+    /// which never ends either (see `nanoseconds(checking:)`). For the deprecated `DispatchTimeInterval` forms.
+    @usableFromInline
+    package init(_ interval: some _DispatchTimeIntervalValue) {
+        self = interval._dispatchTimeInterval.duration ?? .seconds(Int64.max)
     }
 }
 
+/// A `DispatchTimeInterval` value, as the deprecated `DispatchTimeInterval` forms of the APIs that take a span of
+/// time accept it; not API.
+///
+/// Those forms take a generic value of this protocol rather than a `DispatchTimeInterval`, so that only a value
+/// reaches them: a literal such as `.milliseconds(100)`, which `Duration` spells alike, finds no member on a generic
+/// parameter and so resolves to the `Duration` form in every context. With a plain `DispatchTimeInterval` parameter
+/// marked `@_disfavoredOverload`, a call in an `async` function picked the deprecated form: the type checker counts
+/// the call of the synchronous function `Duration.milliseconds` in an asynchronous context against the `Duration`
+/// form, which weighs more than a disfavored overload, and the enum case of `DispatchTimeInterval` is no such call.
+/// It goes away with those forms.
+public protocol _DispatchTimeIntervalValue {
+    /// The interval.
+    var _dispatchTimeInterval: DispatchTimeInterval { get }
+}
+
+extension DispatchTimeInterval: _DispatchTimeIntervalValue {
+    /// The interval itself.
+    public var _dispatchTimeInterval: DispatchTimeInterval { self }
+}
+
 extension DispatchTimeInterval {
-    /// Whether this interval is shorter than zero.
+    /// The same span of time as a `Duration`, exactly; `nil` for `.never`.
     @usableFromInline
-    package var isNegative: Bool {
+    package var duration: Duration? {
         switch self {
-        case .seconds(let value), .milliseconds(let value), .microseconds(let value), .nanoseconds(let value):
-            return value < 0
-        case .never: return false
-        @unknown default: return false
+        case .seconds(let seconds): .seconds(seconds)
+        case .milliseconds(let milliseconds): .milliseconds(milliseconds)
+        case .microseconds(let microseconds): .microseconds(microseconds)
+        case .nanoseconds(let nanoseconds): .nanoseconds(nanoseconds)
+        case .never: nil
+        @unknown default: nil
         }
     }
 }

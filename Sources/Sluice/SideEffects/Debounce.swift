@@ -25,19 +25,22 @@ extension Middlewares {
     /// ```
     ///
     /// - Parameters:
-    ///   - interval: The quiet time. `.nanoseconds(0)` runs every action at once; `.never` never runs. A negative interval stops the program.
-    ///   - maxWait: The longest a waiting run is put off; `.never` (the default) for no limit. A negative `maxWait`
-    ///     or one shorter than `interval` stops the program.
+    ///   - interval: The quiet time, in whole nanoseconds (a fraction of one rounds up). `.zero` runs every action at
+    ///     once. An interval of 2⁶⁴ ns or more (about 584 years, e.g. `.seconds(Int64.max)`) never passes: without
+    ///     `maxWait`, nothing runs. A negative interval stops the program.
+    ///   - maxWait: The longest a waiting run is put off; `nil` (the default) for no limit, as is a `maxWait` of
+    ///     2⁶⁴ ns or more. A negative `maxWait` or one shorter than `interval` stops the program.
     ///   - placement: Where a run that an action decides happens (only a zero `interval` and a late `maxWait` run do):
     ///     inside `dispatch` (the default) or on `scheduler`.
-    ///   - scheduler: Where the runs happen and what time it is; by default a serial queue of this modifier.
+    ///   - scheduler: Where the runs happen and what time it is; by default the store's
+    ///     ``StoreDependencies/scheduler`` if its dependencies set one, else a serial queue of this modifier.
     ///   - effect: The effect to debounce; only the actions it accepts restart the timer.
     @inlinable
     public static func debounce<State, Action>(
-        _ interval: DispatchTimeInterval,
-        maxWait: DispatchTimeInterval = .never,
+        _ interval: Duration,
+        maxWait: Duration? = nil,
         runs placement: RunPlacement = .inDispatch,
-        on scheduler: any EffectScheduler = .storeClockOrOwnQueue,
+        on scheduler: any EffectScheduler = .storeSchedulerOrOwnQueue,
         _ effect: SideEffect<State, Action>
     ) -> SideEffect<State, Action> {
         let maxWaitNanoseconds = checkedMaxWait(maxWait, interval: interval)
@@ -47,33 +50,65 @@ extension Middlewares {
     }
 
     /// Runs `run` once with the last action after `interval` of quiet; see
-    /// ``debounce(_:maxWait:runs:on:_:)-(_,_,_,_,SideEffect<State,Action>)``.
+    /// ``debounce(_:maxWait:runs:on:_:)-(Duration,_,_,_,SideEffect<State,Action>)``.
     @inlinable
     public static func debounce<State, Action>(
-        _ interval: DispatchTimeInterval,
-        maxWait: DispatchTimeInterval = .never,
+        _ interval: Duration,
+        maxWait: Duration? = nil,
         runs placement: RunPlacement = .inDispatch,
-        on scheduler: any EffectScheduler = .storeClockOrOwnQueue,
+        on scheduler: any EffectScheduler = .storeSchedulerOrOwnQueue,
         _ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) -> Void
     ) -> SideEffect<State, Action> {
         debounce(interval, maxWait: maxWait, runs: placement, on: scheduler, SideEffect(run))
     }
 
-    /// `maxWait` in nanoseconds (`nil` for never), after checking it against `interval`.
+    /// `maxWait` in nanoseconds (`nil` for no limit), after checking it against `interval`.
     @usableFromInline
-    static func checkedMaxWait(_ maxWait: DispatchTimeInterval, interval: DispatchTimeInterval) -> UInt64? {
-        if maxWait.isNegative {
+    static func checkedMaxWait(_ maxWait: Duration?, interval: Duration) -> UInt64? {
+        guard let maxWait else { return nil }
+        if maxWait < .zero {
             usageError("Middlewares.debounce: maxWait must not be negative, got \(maxWait).")
         }
-        guard let maxWaitNanoseconds = maxWait.nanoseconds(checking: "Middlewares.debounce") else { return nil }
-        let intervalNanoseconds = interval.nanoseconds(checking: "Middlewares.debounce")
-        if intervalNanoseconds.map({ maxWaitNanoseconds < $0 }) ?? true {
+        if maxWait < interval {
             usageError(
                 "Middlewares.debounce: maxWait must not be shorter than the interval, got maxWait \(maxWait) "
                     + "for interval \(interval)."
             )
         }
-        return maxWaitNanoseconds
+        return maxWait.nanoseconds(checking: "Middlewares.debounce")
+    }
+}
+
+// MARK: - Deprecated: `DispatchTimeInterval`
+
+extension Middlewares {
+    /// ``debounce(_:maxWait:runs:on:_:)-(Duration,_,_,_,SideEffect<State,Action>)`` with `DispatchTimeInterval`s,
+    /// which it converts exactly; an `interval` of `.never` never passes, a `maxWait` of `.never` is no limit.
+    @available(*, deprecated, message: "pass the intervals as Durations (no limit: maxWait nil, the default)")
+    @inlinable
+    public static func debounce<State, Action>(
+        _ interval: some _DispatchTimeIntervalValue,
+        maxWait: DispatchTimeInterval = .never,
+        runs placement: RunPlacement = .inDispatch,
+        on scheduler: any EffectScheduler = .storeSchedulerOrOwnQueue,
+        _ effect: SideEffect<State, Action>
+    ) -> SideEffect<State, Action> {
+        debounce(Duration(interval), maxWait: maxWait.duration, runs: placement, on: scheduler, effect)
+    }
+
+    /// ``debounce(_:maxWait:runs:on:_:)-(Duration,_,_,_,(Action,MiddlewareAPI<State,Action>)->Void)`` with
+    /// `DispatchTimeInterval`s, which it converts exactly; an `interval` of `.never` never passes, a `maxWait` of
+    /// `.never` is no limit.
+    @available(*, deprecated, message: "pass the intervals as Durations (no limit: maxWait nil, the default)")
+    @inlinable
+    public static func debounce<State, Action>(
+        _ interval: some _DispatchTimeIntervalValue,
+        maxWait: DispatchTimeInterval = .never,
+        runs placement: RunPlacement = .inDispatch,
+        on scheduler: any EffectScheduler = .storeSchedulerOrOwnQueue,
+        _ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) -> Void
+    ) -> SideEffect<State, Action> {
+        debounce(Duration(interval), maxWait: maxWait.duration, runs: placement, on: scheduler, run)
     }
 }
 

@@ -12,32 +12,64 @@ extension Middlewares {
     /// ```
     ///
     /// - Parameters:
-    ///   - interval: How much later. `.nanoseconds(0)` runs synchronously inside `dispatch`; `.never` never runs.
-    ///     A negative interval stops the program.
+    ///   - interval: How much later, in whole nanoseconds (a fraction of one rounds up). `.zero` runs synchronously
+    ///     inside `dispatch`. An interval of 2⁶⁴ ns or more (about 584 years, e.g. `.seconds(Int64.max)`) never
+    ///     passes: nothing runs. A negative interval stops the program.
     ///   - placement: Where the runs of a zero `interval` happen: inside `dispatch` (the default) or on `scheduler`.
     ///     Other runs always happen on `scheduler`.
-    ///   - scheduler: Where the runs happen and what time it is; by default a serial queue of this modifier.
+    ///   - scheduler: Where the runs happen and what time it is; by default the store's
+    ///     ``StoreDependencies/scheduler`` if its dependencies set one, else a serial queue of this modifier.
     ///   - effect: The effect to delay.
     @inlinable
     public static func delay<State, Action>(
-        _ interval: DispatchTimeInterval,
+        _ interval: Duration,
         runs placement: RunPlacement = .inDispatch,
-        on scheduler: any EffectScheduler = .storeClockOrOwnQueue,
+        on scheduler: any EffectScheduler = .storeSchedulerOrOwnQueue,
         _ effect: SideEffect<State, Action>
     ) -> SideEffect<State, Action> {
         effect.timed(interval, "Middlewares.delay", runs: placement, on: scheduler) { DelayStateMachine(interval: $0) }
     }
 
     /// Runs `run` for every action, `interval` later, in order; see
-    /// ``delay(_:runs:on:_:)-(_,_,_,SideEffect<State,Action>)``.
+    /// ``delay(_:runs:on:_:)-(Duration,_,_,SideEffect<State,Action>)``.
     @inlinable
     public static func delay<State, Action>(
-        _ interval: DispatchTimeInterval,
+        _ interval: Duration,
         runs placement: RunPlacement = .inDispatch,
-        on scheduler: any EffectScheduler = .storeClockOrOwnQueue,
+        on scheduler: any EffectScheduler = .storeSchedulerOrOwnQueue,
         _ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) -> Void
     ) -> SideEffect<State, Action> {
         delay(interval, runs: placement, on: scheduler, SideEffect(run))
+    }
+}
+
+// MARK: - Deprecated: `DispatchTimeInterval`
+
+extension Middlewares {
+    /// ``delay(_:runs:on:_:)-(Duration,_,_,SideEffect<State,Action>)`` with a `DispatchTimeInterval`, which it
+    /// converts exactly; `.never` never passes.
+    @available(*, deprecated, message: "pass the interval as a Duration")
+    @inlinable
+    public static func delay<State, Action>(
+        _ interval: some _DispatchTimeIntervalValue,
+        runs placement: RunPlacement = .inDispatch,
+        on scheduler: any EffectScheduler = .storeSchedulerOrOwnQueue,
+        _ effect: SideEffect<State, Action>
+    ) -> SideEffect<State, Action> {
+        delay(Duration(interval), runs: placement, on: scheduler, effect)
+    }
+
+    /// ``delay(_:runs:on:_:)-(Duration,_,_,(Action,MiddlewareAPI<State,Action>)->Void)`` with a
+    /// `DispatchTimeInterval`, which it converts exactly; `.never` never passes.
+    @available(*, deprecated, message: "pass the interval as a Duration")
+    @inlinable
+    public static func delay<State, Action>(
+        _ interval: some _DispatchTimeIntervalValue,
+        runs placement: RunPlacement = .inDispatch,
+        on scheduler: any EffectScheduler = .storeSchedulerOrOwnQueue,
+        _ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) -> Void
+    ) -> SideEffect<State, Action> {
+        delay(Duration(interval), runs: placement, on: scheduler, run)
     }
 }
 

@@ -5,9 +5,9 @@
 /// modifiers in ``Middlewares`` (``Middlewares/filter(_:_:)-(_,SideEffect<State,Action>)``,
 /// ``Middlewares/takeLatest(_:)-(SideEffect<State,Action>)``,
 /// ``Middlewares/takeLeading(_:)-(SideEffect<State,Action>)``,
-/// ``Middlewares/throttle(_:leading:trailing:runs:on:_:)-(_,_,_,_,_,SideEffect<State,Action>)``,
-/// ``Middlewares/debounce(_:maxWait:runs:on:_:)-(_,_,_,_,SideEffect<State,Action>)``,
-/// ``Middlewares/delay(_:runs:on:_:)-(_,_,_,SideEffect<State,Action>)``) decide when and whether the work runs.
+/// ``Middlewares/throttle(_:leading:trailing:runs:on:_:)-(Duration,_,_,_,_,SideEffect<State,Action>)``,
+/// ``Middlewares/debounce(_:maxWait:runs:on:_:)-(Duration,_,_,_,SideEffect<State,Action>)``,
+/// ``Middlewares/delay(_:runs:on:_:)-(Duration,_,_,SideEffect<State,Action>)``) decide when and whether the work runs.
 ///
 /// ```swift
 /// let save = SideEffect<AppState, AppAction> { action, api in

@@ -25,21 +25,23 @@ extension Middlewares {
     /// ```
     ///
     /// - Parameters:
-    ///   - interval: The length of a window. `.nanoseconds(0)` runs every action; `.never` runs only the first
-    ///     (and, with `leading: false`, nothing). A negative interval stops the program.
+    ///   - interval: The length of a window, in whole nanoseconds (a fraction of one rounds up). `.zero` runs every
+    ///     action. An interval of 2⁶⁴ ns or more (about 584 years, e.g. `.seconds(Int64.max)`) never ends: only the
+    ///     first action runs (and, with `leading: false`, nothing). A negative interval stops the program.
     ///   - leading: Whether the action that opens a window runs at once.
     ///   - trailing: Whether the newest action of a window (not counting a leading run) runs when the window ends.
     ///     `leading: false, trailing: false` would never run and stops the program.
     ///   - placement: Where a leading run happens: inside `dispatch` (the default) or on `scheduler`.
-    ///   - scheduler: Where trailing runs happen and what time it is; by default a serial queue of this modifier.
+    ///   - scheduler: Where trailing runs happen and what time it is; by default the store's
+    ///     ``StoreDependencies/scheduler`` if its dependencies set one, else a serial queue of this modifier.
     ///   - effect: The effect to throttle; only the actions it accepts count.
     @inlinable
     public static func throttle<State, Action>(
-        _ interval: DispatchTimeInterval,
+        _ interval: Duration,
         leading: Bool = true,
         trailing: Bool = false,
         runs placement: RunPlacement = .inDispatch,
-        on scheduler: any EffectScheduler = .storeClockOrOwnQueue,
+        on scheduler: any EffectScheduler = .storeSchedulerOrOwnQueue,
         _ effect: SideEffect<State, Action>
     ) -> SideEffect<State, Action> {
         if !leading && !trailing {
@@ -50,14 +52,15 @@ extension Middlewares {
         }
     }
 
-    /// Runs `run` at most once per `interval`; see ``throttle(_:leading:trailing:runs:on:_:)-(_,_,_,_,_,SideEffect<State,Action>)``.
+    /// Runs `run` at most once per `interval`; see
+    /// ``throttle(_:leading:trailing:runs:on:_:)-(Duration,_,_,_,_,SideEffect<State,Action>)``.
     @inlinable
     public static func throttle<State, Action>(
-        _ interval: DispatchTimeInterval,
+        _ interval: Duration,
         leading: Bool = true,
         trailing: Bool = false,
         runs placement: RunPlacement = .inDispatch,
-        on scheduler: any EffectScheduler = .storeClockOrOwnQueue,
+        on scheduler: any EffectScheduler = .storeSchedulerOrOwnQueue,
         _ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) -> Void
     ) -> SideEffect<State, Action> {
         throttle(interval, leading: leading, trailing: trailing, runs: placement, on: scheduler, SideEffect(run))
@@ -68,26 +71,87 @@ extension Middlewares {
     ///
     /// The first spelling of throttle's options, kept as a shorthand: `latest: false` is
     /// `leading: true, trailing: false`, and `latest: true` is `leading: true, trailing: true`. See
-    /// ``throttle(_:leading:trailing:runs:on:_:)-(_,_,_,_,_,SideEffect<State,Action>)``.
+    /// ``throttle(_:leading:trailing:runs:on:_:)-(Duration,_,_,_,_,SideEffect<State,Action>)``.
     @inlinable
     public static func throttle<State, Action>(
-        _ interval: DispatchTimeInterval,
+        _ interval: Duration,
         latest: Bool,
-        on scheduler: any EffectScheduler = .storeClockOrOwnQueue,
+        on scheduler: any EffectScheduler = .storeSchedulerOrOwnQueue,
         _ effect: SideEffect<State, Action>
     ) -> SideEffect<State, Action> {
         throttle(interval, leading: true, trailing: latest, on: scheduler, effect)
     }
 
-    /// Runs `run` at most once per `interval`; see ``throttle(_:latest:on:_:)-(_,_,_,SideEffect<State,Action>)``.
+    /// Runs `run` at most once per `interval`; see
+    /// ``throttle(_:latest:on:_:)-(Duration,_,_,SideEffect<State,Action>)``.
     @inlinable
     public static func throttle<State, Action>(
-        _ interval: DispatchTimeInterval,
+        _ interval: Duration,
         latest: Bool,
-        on scheduler: any EffectScheduler = .storeClockOrOwnQueue,
+        on scheduler: any EffectScheduler = .storeSchedulerOrOwnQueue,
         _ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) -> Void
     ) -> SideEffect<State, Action> {
         throttle(interval, leading: true, trailing: latest, on: scheduler, SideEffect(run))
+    }
+}
+
+// MARK: - Deprecated: `DispatchTimeInterval`
+
+extension Middlewares {
+    /// ``throttle(_:leading:trailing:runs:on:_:)-(Duration,_,_,_,_,SideEffect<State,Action>)`` with a
+    /// `DispatchTimeInterval`, which it converts exactly; `.never` is an interval that never ends.
+    @available(*, deprecated, message: "pass the interval as a Duration (never ending: .seconds(Int64.max))")
+    @inlinable
+    public static func throttle<State, Action>(
+        _ interval: some _DispatchTimeIntervalValue,
+        leading: Bool = true,
+        trailing: Bool = false,
+        runs placement: RunPlacement = .inDispatch,
+        on scheduler: any EffectScheduler = .storeSchedulerOrOwnQueue,
+        _ effect: SideEffect<State, Action>
+    ) -> SideEffect<State, Action> {
+        throttle(Duration(interval), leading: leading, trailing: trailing, runs: placement, on: scheduler, effect)
+    }
+
+    /// ``throttle(_:leading:trailing:runs:on:_:)-(Duration,_,_,_,_,(Action,MiddlewareAPI<State,Action>)->Void)``
+    /// with a `DispatchTimeInterval`, which it converts exactly; `.never` is an interval that never ends.
+    @available(*, deprecated, message: "pass the interval as a Duration (never ending: .seconds(Int64.max))")
+    @inlinable
+    public static func throttle<State, Action>(
+        _ interval: some _DispatchTimeIntervalValue,
+        leading: Bool = true,
+        trailing: Bool = false,
+        runs placement: RunPlacement = .inDispatch,
+        on scheduler: any EffectScheduler = .storeSchedulerOrOwnQueue,
+        _ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) -> Void
+    ) -> SideEffect<State, Action> {
+        throttle(Duration(interval), leading: leading, trailing: trailing, runs: placement, on: scheduler, run)
+    }
+
+    /// ``throttle(_:latest:on:_:)-(Duration,_,_,SideEffect<State,Action>)`` with a `DispatchTimeInterval`, which it
+    /// converts exactly; `.never` is an interval that never ends.
+    @available(*, deprecated, message: "pass the interval as a Duration (never ending: .seconds(Int64.max))")
+    @inlinable
+    public static func throttle<State, Action>(
+        _ interval: some _DispatchTimeIntervalValue,
+        latest: Bool,
+        on scheduler: any EffectScheduler = .storeSchedulerOrOwnQueue,
+        _ effect: SideEffect<State, Action>
+    ) -> SideEffect<State, Action> {
+        throttle(Duration(interval), latest: latest, on: scheduler, effect)
+    }
+
+    /// ``throttle(_:latest:on:_:)-(Duration,_,_,(Action,MiddlewareAPI<State,Action>)->Void)`` with a
+    /// `DispatchTimeInterval`, which it converts exactly; `.never` is an interval that never ends.
+    @available(*, deprecated, message: "pass the interval as a Duration (never ending: .seconds(Int64.max))")
+    @inlinable
+    public static func throttle<State, Action>(
+        _ interval: some _DispatchTimeIntervalValue,
+        latest: Bool,
+        on scheduler: any EffectScheduler = .storeSchedulerOrOwnQueue,
+        _ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) -> Void
+    ) -> SideEffect<State, Action> {
+        throttle(Duration(interval), latest: latest, on: scheduler, run)
     }
 }
 

@@ -369,7 +369,7 @@ protocol TimedStateMachine: SendableMetatype {
 
 /// Where the runs of a time-based modifier happen when an action (rather than its timer) decides them.
 ///
-/// By default a run that an action decides (the leading run of ``Middlewares/throttle(_:leading:trailing:runs:on:_:)-(_,_,_,_,_,SideEffect<State,Action>)``,
+/// By default a run that an action decides (the leading run of ``Middlewares/throttle(_:leading:trailing:runs:on:_:)-(Duration,_,_,_,_,SideEffect<State,Action>)``,
 /// every run under a zero interval, a `debounce` run that its `maxWait` made due on a late scheduler) happens at
 /// once, synchronously inside that `dispatch`, so the dispatching thread (and every thread waiting to dispatch)
 /// waits for it. With ``onScheduler`` it is handed to the modifier's scheduler and runs there, in order with the
@@ -383,14 +383,15 @@ public enum RunPlacement: Sendable, Hashable {
 
 extension SideEffect {
     /// This effect under a time-based modifier: `interval` checked (negative stops the program, naming
-    /// `operatorName`; zero means no rate limit, so the effect is returned as it is), then each store that
-    /// installs the effect gets its own state machine from `makeMachine` on `scheduler`.
+    /// `operatorName`; zero means no rate limit, so the effect is returned as it is) and counted in whole
+    /// nanoseconds (see `Duration.nanoseconds(checking:)`), then each store that installs the effect gets its own
+    /// state machine from `makeMachine` on `scheduler`.
     ///
     /// With `placement` ``RunPlacement/onScheduler`` a zero interval still hands every run to `scheduler`, in
     /// order.
     @inlinable
     func timed<Machine: TimedStateMachine & Sendable>(
-        _ interval: DispatchTimeInterval,
+        _ interval: Duration,
         _ operatorName: String,
         runs placement: RunPlacement,
         on scheduler: any EffectScheduler,

@@ -34,7 +34,7 @@ enum ServicesAndDependenciesSnippets {
         }
         theAuditUsesTheTestValues()
 
-        // Sources/Sluice/Sluice.docc/ServicesAndDependencies.md:108
+        // Sources/Sluice/Sluice.docc/ServicesAndDependencies.md:109
         @Sendable func charge(_ cents: Int, for orderID: Int) async throws -> String {
             try await StoreDependencies.current.paymentGateway.charge(cents, orderID: orderID)
         }
@@ -65,7 +65,7 @@ enum ServicesAndDependenciesSnippets {
         _ = expireUnpaid
         _ = store
 
-        // Sources/Sluice/Sluice.docc/ServicesAndDependencies.md:147
+        // Sources/Sluice/Sluice.docc/ServicesAndDependencies.md:148
         struct DecliningGateway: PaymentGateway {
             func charge(_ cents: Int, orderID: Int) async throws -> String {
                 throw PaymentDeclined()
@@ -80,7 +80,7 @@ enum ServicesAndDependenciesSnippets {
                 middleware: [Middleware(checkout), Middleware(expireUnpaid)],
                 dependencies: .test {
                     $0.paymentGateway = DecliningGateway()
-                    $0.clock = scheduler
+                    $0.scheduler = scheduler
                 }
             )
             store.dispatch(.checkout(orderID: 7, cents: 1_250))
@@ -92,7 +92,7 @@ enum ServicesAndDependenciesSnippets {
         }
         await anUnpaidOrderExpires()
 
-        // Sources/Sluice/Sluice.docc/ServicesAndDependencies.md:177
+        // Sources/Sluice/Sluice.docc/ServicesAndDependencies.md:178
         func aDeclinedCardFailsTheOrder() async {
             let store = TestStore(
                 initialState: Shop(),
@@ -108,7 +108,7 @@ enum ServicesAndDependenciesSnippets {
         }
         await aDeclinedCardFailsTheOrder()
 
-        // Sources/Sluice/Sluice.docc/ServicesAndDependencies.md:217
+        // Sources/Sluice/Sluice.docc/ServicesAndDependencies.md:218
         struct RetryingGateway: PaymentGateway {
             let base: any PaymentGateway
             func charge(_ cents: Int, orderID: Int) async throws -> String {

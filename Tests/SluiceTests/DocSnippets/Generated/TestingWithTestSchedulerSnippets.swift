@@ -59,7 +59,7 @@ enum TestingWithTestSchedulerSnippets {
         }
         shipmentsAreLogged()
 
-        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:122
+        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:123
         func searchIsDebounced() {
             let scheduler = TestScheduler()
             let searches = Recorder<String>()
@@ -84,7 +84,7 @@ enum TestingWithTestSchedulerSnippets {
         }
         searchIsDebounced()
 
-        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:158
+        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:159
         func throttleLatestRunsTheNewestActionOfEachWindow() {
             let scheduler = TestScheduler()
             let start = scheduler.now
@@ -112,7 +112,7 @@ enum TestingWithTestSchedulerSnippets {
         }
         throttleLatestRunsTheNewestActionOfEachWindow()
 
-        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:192
+        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:193
         func aLateSearchRunsOnceWithTheLastText() {
             let scheduler = TestScheduler()
             let searches = Recorder<String>()
@@ -134,7 +134,7 @@ enum TestingWithTestSchedulerSnippets {
         }
         aLateSearchRunsOnceWithTheLastText()
 
-        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:227
+        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:228
         do {
             struct Query: Equatable, Sendable {
                 var text = ""
@@ -178,7 +178,7 @@ enum TestingWithTestSchedulerSnippets {
             await typingSearchesOnceItIsQuiet()
         }
 
-        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:273
+        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:274
         do {
             struct Quote: Equatable, Sendable {
                 var symbol = ""
@@ -223,7 +223,7 @@ enum TestingWithTestSchedulerSnippets {
             await aRequestedQuoteArrives()
         }
 
-        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:333
+        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:335
         do {
             struct Tickets: Equatable, Sendable {
                 var open: [UUID] = []
@@ -248,7 +248,7 @@ enum TestingWithTestSchedulerSnippets {
                     initialState: Tickets(),
                     reducer: ticketsReducer,
                     middleware: [Middleware(openLater)],
-                    dependencies: .test { $0.clock = scheduler },  // the delay runs on the test's scheduler
+                    dependencies: .test { $0.scheduler = scheduler },  // the delay runs on the test's scheduler
                     schedulers: [scheduler]
                 )
                 store.send(.open)
