@@ -39,12 +39,7 @@ extension StoreCore {
         run: Cancellation? = nil,
         reading body: (borrowing State) -> T
     ) -> T? {
-        let admission = pipeline.admit(
-            action,
-            from: ThreadID.current,
-            ownsAnotherPipeline: OwnedPipelines.count > 0,
-            superseded: isSuperseded(run)
-        )
+        let admission = admitLocked(action, run: run)
         guard _fastPath(admission.isRun) else {
             return performLocked(admission, of: action, through: chain, fromAPI: fromAPI, run: run, reading: body)
         }
@@ -253,12 +248,7 @@ extension StoreCore {
     ) async -> T? {
         while true {
             lock.lock()
-            let admission = pipeline.admit(
-                action,
-                from: ThreadID.current,
-                ownsAnotherPipeline: OwnedPipelines.count > 0,
-                superseded: isSuperseded(run)
-            )
+            let admission = admitLocked(action, run: run)
             switch admission {
             case .run:
                 takeLocked(ThreadID.current)

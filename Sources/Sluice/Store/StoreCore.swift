@@ -270,12 +270,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         fromAPI: Bool = false,
         run: Cancellation? = nil
     ) -> Bool {
-        let admission = pipeline.admit(
-            action,
-            from: ThreadID.current,
-            ownsAnotherPipeline: OwnedPipelines.count > 0,
-            superseded: isSuperseded(run)
-        )
+        let admission = admitLocked(action, run: run)
         switch admission {
         case .run:
             // A strong reference for the duration of the call: `storeDidGoAway()` may clear `entry` meanwhile.
@@ -303,6 +298,19 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     ) -> Bool {
         let waited = waitForPipeline(ThreadID.current)
         return processAsOwnerLocked(action, through: fromAPI ? entry : chain, waited: waited, run: run)
+    }
+
+    /// The machine's admission of `action` from this thread, on behalf of the side-effect run `run`, if any; called
+    /// with `lock` held. The thread's identity, its count of owned pipelines and the run's cancellation are read only
+    /// if the answer depends on them.
+    @inlinable @inline(__always)
+    func admitLocked(_ action: Action, run: Cancellation?) -> Pipeline.Admission {
+        pipeline.admit(
+            action,
+            from: ThreadID.current,
+            ownsAnotherPipeline: OwnedPipelines.count > 0,
+            superseded: isSuperseded(run)
+        )
     }
 
     /// Runs `action`, admitted on the free pipeline; called with `lock` held, returns without it, the queue drained

@@ -171,12 +171,11 @@ extension StoreCore {
             lock.unlock()
             return StoreTask(isAccepted: true)
         }
-        switch sendLocked(action, through: chain, fromAPI: fromAPI, run: nil) {
-        case .done(let task):
-            return task
-        case .wait(let ticket):
-            return await sendInLine(action, through: chain, fromAPI: fromAPI, run: nil, ticket: ticket)
+        let step = sendLocked(action, through: chain, fromAPI: fromAPI, run: nil)
+        if case .done(let task) = step {
+            return task  // not through `complete`: an async call costs a send that did not wait
         }
+        return await complete(step, of: action, through: chain, fromAPI: fromAPI, run: nil)
     }
 
     /// A send on behalf of the side-effect run `run` (dropped if the run is cancelled before the action's work
@@ -189,12 +188,11 @@ extension StoreCore {
         run: Cancellation?
     ) async -> StoreTask {
         lock.lock()
-        switch sendLocked(action, through: chain, fromAPI: fromAPI, run: run) {
-        case .done(let task):
-            return task
-        case .wait(let ticket):
-            return await sendInLine(action, through: chain, fromAPI: fromAPI, run: run, ticket: ticket)
+        let step = sendLocked(action, through: chain, fromAPI: fromAPI, run: run)
+        if case .done(let task) = step {
+            return task  // not through `complete`: an async call costs a send that did not wait
         }
+        return await complete(step, of: action, through: chain, fromAPI: fromAPI, run: run)
     }
 
     /// What a send does after its admission: it is done, or it waits in line with `ticket`.
@@ -219,12 +217,7 @@ extension StoreCore {
         fromAPI: Bool,
         run: Cancellation?
     ) -> SendStep {
-        let admission = pipeline.admit(
-            action,
-            from: ThreadID.current,
-            ownsAnotherPipeline: OwnedPipelines.count > 0,
-            superseded: isSuperseded(run)
-        )
+        let admission = admitLocked(action, run: run)
         guard _fastPath(admission.isRun) else {
             return performLocked(admission)
         }
@@ -259,31 +252,32 @@ extension StoreCore {
         }
     }
 
-    /// A send that waits in line until the owner processed its action, or looks again if the pipeline was free when
-    /// it came to wait. Not called with the lock held: a lock is never carried into an async call.
+    /// The rest of a send after its admission (`step`): done, or it waits in line until the owner processed its
+    /// action, and is admitted again if the pipeline was free when it came to wait. Not called with the lock held:
+    /// a lock is never carried into an async call.
     @usableFromInline
-    nonisolated(nonsending) func sendInLine(
-        _ action: Action,
+    nonisolated(nonsending) func complete(
+        _ step: SendStep,
+        of action: Action,
         through chain: DispatchFunction<Action>?,
         fromAPI: Bool,
-        run: Cancellation?,
-        ticket: UInt64
+        run: Cancellation?
     ) async -> StoreTask {
-        var ticket = ticket
+        var step = step
         while true {
-            switch await waitInLine(ticket: ticket, action: action, reader: nil, run: run) {
-            case .processed(let work):
-                return StoreTask(isAccepted: true, work: work)
-            case .dropped, .cancelled:
-                return StoreTask(isAccepted: false)
-            case .retry:
-                // The pipeline was free when it came to wait: admitted again (a loop, not a recursion).
-                lock.lock()
-                switch sendLocked(action, through: chain, fromAPI: fromAPI, run: run) {
-                case .done(let task):
-                    return task
-                case .wait(let next):
-                    ticket = next
+            switch step {
+            case .done(let task):
+                return task
+            case .wait(let ticket):
+                switch await waitInLine(ticket: ticket, action: action, reader: nil, run: run) {
+                case .processed(let work):
+                    return StoreTask(isAccepted: true, work: work)
+                case .dropped, .cancelled:
+                    return StoreTask(isAccepted: false)
+                case .retry:
+                    // The pipeline was free when it came to wait: admitted again (a loop, not a recursion).
+                    lock.lock()
+                    step = sendLocked(action, through: chain, fromAPI: fromAPI, run: run)
                 }
             }
         }
