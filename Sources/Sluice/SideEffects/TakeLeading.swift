@@ -25,11 +25,14 @@ extension Middlewares {
             let current = LeadingRun()
             return { action, api in
                 guard current.tryStart() else { return }
-                let activity = RunActivity(parent: api.cancellation?.activity) { current.finish() }
-                let run = Cancellation(parent: api.runCancellation, activity: activity)
+                // The run is an entry of the store's ledger, under way until its call returned and the tasks
+                // started in it (their cancellations carry the run) ended.
+                let work = api.core.work
+                let token = work.beginRun(in: api.cancellation?.run) { current.finish() }
+                let run = Cancellation(parent: api.runCancellation, run: token)
                 current.started(run)
                 handler(action, api.cancellable(by: run))
-                activity.end()
+                work.endRun(token)
             }
         }
     }

@@ -63,7 +63,8 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     @usableFromInline @exclusivity(unchecked)
     var waitOfCurrentAction: UInt64 = 0
     /// Whether the owner is processing the action of a `send` (with the actions it caused), whose ``StoreTask``
-    /// tracks the tasks started meanwhile in `trackedWork`. Written and read only by the pipeline's owner, with
+    /// follows the tasks started meanwhile: `trackedWork` is their send group in the store's ``StoreWork``, made
+    /// at the first (see ``sendGroupOfCurrentRun()``). Written and read only by the pipeline's owner, with
     /// `lock` held.
     @usableFromInline @exclusivity(unchecked)
     var isTrackingWork = false
@@ -95,8 +96,6 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// The Observation registrar of the store.
     @usableFromInline
     let observation = StoreObservation()
-    /// The running effects of the store, by id.
-    let effects = EffectRegistry()
     /// Set when ``Store/shutdown(timeout:)`` begins: dispatches are refused from then on, counted in
     /// `refusedCount`. Checked only where a dispatch is accepted (``processLocked(_:through:)``, ``enqueueLocked(_:)``).
     @usableFromInline @exclusivity(unchecked)
@@ -108,7 +107,8 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     var refusedCount = 0
     /// Set when shutdown ended; ``alive`` is then `false`.
     var isShutDown = false
-    /// The tasks, owed runs and failure handler that shutdown and the error channel need.
+    /// The ledger of running work (effects, side-effect tasks, `takeLeading` runs, send groups), the owed runs
+    /// and the failure handler that shutdown and the error channel need.
     let work = StoreWork()
     /// The services of the store; never read on the dispatch path.
     @usableFromInline

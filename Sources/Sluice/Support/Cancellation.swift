@@ -14,15 +14,16 @@ package final class Cancellation: @unchecked Sendable {
     private var nextKey: UInt64 = 0
     private let parent: Cancellation?
     private var keyInParent: UInt64?
-    /// What counts the work of the run this cancellation covers (for `takeLeading`); inherited from the parent.
-    package let activity: RunActivity?
+    /// The `takeLeading` run (an entry of the store's ``StoreWork``) that the work this cancellation covers belongs
+    /// to; inherited from the parent.
+    package let run: UInt64?
 
     /// Creates a cancellation that is cancelled when `parent` is, or at once if `parent` already is.
     ///
-    /// - Parameter activity: Counts the work of this run; by default the parent's.
-    package init(parent: Cancellation? = nil, activity: RunActivity? = nil) {
+    /// - Parameter run: The run of the work; by default the parent's.
+    package init(parent: Cancellation? = nil, run: UInt64? = nil) {
         self.parent = parent
-        self.activity = activity ?? parent?.activity
+        self.run = run ?? parent?.run
         if let parent {
             let key = parent.onCancel { [weak self] in self?.cancel() }
             lock.withLock { keyInParent = key }
@@ -94,48 +95,5 @@ package final class Cancellation: @unchecked Sendable {
     package func removeHandler(_ key: UInt64) {
         let removed = lock.withLock { handlers.removeValue(forKey: key) }
         _ = removed
-    }
-}
-
-/// Counts the work of one run of a side effect that is still going on: its synchronous call, and the `async` task
-/// of an `async` side effect in it. When the count drops to zero the run is over and `onIdle` runs, once.
-///
-/// `takeLeading` uses it to know when its current run ends. A run inside another one (a `takeLeading` inside a
-/// `takeLeading`) counts its tasks in the outer run too.
-///
-/// `@unchecked Sendable`: `count` is guarded by `lock`.
-package final class RunActivity: @unchecked Sendable {
-    private let lock = Lock()
-    private var count = 1
-    private let parent: RunActivity?
-    private let onIdle: @Sendable () -> Void
-
-    /// Starts counting with one piece of work under way: the synchronous call, which ends with ``end()``.
-    package init(parent: RunActivity?, onIdle: @escaping @Sendable () -> Void) {
-        self.parent = parent
-        self.onIdle = onIdle
-    }
-
-    /// One more piece of work (a task) belongs to the run.
-    package func begin() {
-        lock.withLock { count += 1 }
-        parent?.begin()
-    }
-
-    /// One piece of work of the run ended.
-    package func end() {
-        let idle: Bool = lock.withLock {
-            count -= 1
-            return count == 0
-        }
-        if idle {
-            onIdle()
-        }
-    }
-
-    /// A task that ``begin()`` counted ended: ends it here and in the enclosing runs.
-    package func endTask() {
-        end()
-        parent?.endTask()
     }
 }
