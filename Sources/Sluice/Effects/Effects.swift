@@ -125,6 +125,12 @@ extension Store {
         core.work.listedEffectCount
     }
 
+    /// Waits until no task of an effect or of an `async` side effect runs, or until `deadline`; returns whether none
+    /// runs (for the test store). The store's ledger resumes the wait when the last task ends.
+    package func waitForRunningTasks(until deadline: ContinuousClock.Instant) async -> Bool {
+        await core.work.waitForTasks(excluding: nil, until: deadline)
+    }
+
     /// The number of ids under which an effect is running (for tests).
     package var runningEffectIDCount: Int {
         core.work.effectIDCount

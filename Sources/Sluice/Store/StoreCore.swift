@@ -109,6 +109,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     var isShutDown = false
     /// The ledger of running work (effects, side-effect tasks, `takeLeading` runs, send groups), the owed runs
     /// and the failure handler that shutdown and the error channel need.
+    @usableFromInline
     let work = StoreWork()
     /// The services of the store; never read on the dispatch path.
     @usableFromInline
@@ -451,6 +452,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
                 continue
             }
             pipeline.releaseIdle()
+            if _slowPath(isRefusing) { work.pipelineWentIdle() }  // shutdown waits for an idle pipeline
             deflateLocked()
             OwnedPipelines.add(-1)
             lock.unlock()
@@ -485,6 +487,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     func releaseToWaiterLocked(through chain: DispatchFunction<Action>?) -> Bool {
         switch pipeline.release(now: monotonicNanoseconds()) {
         case .idle:
+            if _slowPath(isRefusing) { work.pipelineWentIdle() }  // shutdown waits for an idle pipeline
             deflateLocked()
             OwnedPipelines.add(-1)
             lock.unlock()

@@ -19,6 +19,7 @@
 /// Everything is one ``Locked`` value; what a change calls for (cancelling, resuming a waiter, ending a run) is
 /// performed after the lock is released. Every operation costs O(1) per entry it starts, ends or cancels
 /// (amortized), except cancelling a send group, which looks at every running entry.
+@usableFromInline
 final class StoreWork: Sendable {
     private let state = Locked(Ledger())
 
@@ -306,6 +307,32 @@ final class StoreWork: Sendable {
 
     // MARK: Shutdown
 
+    /// How many times the pipeline went idle while shutdown waited for it; read before looking at the pipeline, then
+    /// passed to ``waitForPipelineIdle(after:until:)``.
+    var pipelineIdleGeneration: UInt64 {
+        state.withLock { $0.pipelineIdleGeneration }
+    }
+
+    /// The pipeline went idle while the store refuses dispatches: wakes shutdown, which looks at it again. Called by
+    /// the owner that released it, with the store's lock held (the ledger's lock is taken inside it, never around
+    /// it).
+    @usableFromInline
+    func pipelineWentIdle() {
+        let ready: [CheckedContinuation<Void, Never>] = state.withLock {
+            $0.pipelineIdleGeneration &+= 1
+            return $0.takeReadyWaiters()
+        }
+        for continuation in ready {
+            continuation.resume()
+        }
+    }
+
+    /// Waits until the pipeline went idle after `generation`, until `deadline`, or until the calling task is
+    /// cancelled; returns whether it went idle.
+    func waitForPipelineIdle(after generation: UInt64, until deadline: ContinuousClock.Instant) async -> Bool {
+        await wait(for: .pipelineIdle(after: generation), until: deadline)
+    }
+
     enum ShutdownTurn {
         /// This caller performs the shutdown.
         case perform
@@ -417,6 +444,8 @@ private struct Ledger: Sendable {
         case tasksIdle(excluding: UInt64?)
         /// No flushed modifier is busy.
         case timedRunsDone
+        /// The pipeline went idle since it had gone idle `generation` times.
+        case pipelineIdle(after: UInt64)
     }
 
     struct Waiter: Sendable {
@@ -463,6 +492,8 @@ private struct Ledger: Sendable {
     var phase = Phase.open
     /// Tasks that ended while shutdown was waiting.
     var finishedDuringShutdown = 0
+    /// How many times the pipeline went idle while the store refused dispatches.
+    var pipelineIdleGeneration: UInt64 = 0
 
     mutating func makeToken() -> UInt64 {
         nextToken &+= 1
@@ -655,6 +686,7 @@ private struct Ledger: Sendable {
         switch awaited {
         case .tasksIdle(let excluded): isIdle(excluding: excluded)
         case .timedRunsDone: busyTimedEffects == 0
+        case .pipelineIdle(let generation): pipelineIdleGeneration != generation
         }
     }
 
