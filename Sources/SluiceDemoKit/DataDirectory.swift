@@ -308,36 +308,36 @@ final class Acknowledger: Sendable {
 
 /// The store for the debounced snapshot effect, which runs outside the store; weak, so that no cycle keeps the
 /// store alive.
-final class StoreReference: @unchecked Sendable {
-    // @unchecked: `store` is guarded by `lock`.
-    private let lock = NSLock()
-    private weak var store: Store<ServiceState, ServiceAction>?
+final class StoreReference: Sendable {
+    private struct Weak: Sendable {
+        weak var store: Store<ServiceState, ServiceAction>?
+    }
+
+    private let reference = Locked(Weak())
 
     func set(_ store: Store<ServiceState, ServiceAction>) {
-        lock.withLock { self.store = store }
+        reference.withLock { $0.store = store }
     }
 
     var current: Store<ServiceState, ServiceAction>? {
-        lock.withLock { store }
+        reference.withLock { $0.store }
     }
 }
 
 /// A value guarded by a lock.
-final class Guarded<Value: Sendable>: @unchecked Sendable {
-    // @unchecked: `storage` is guarded by `lock`.
-    private let lock = NSLock()
-    private var storage: Value
+final class Guarded<Value: Sendable>: Sendable {
+    private let storage: Locked<Value>
 
     init(_ value: Value) {
-        storage = value
+        storage = Locked(value)
     }
 
     func update<Result>(_ body: (inout Value) -> Result) -> Result {
-        lock.withLock { body(&storage) }
+        storage.withLock { body(&$0) }
     }
 
     var value: Value {
-        lock.withLock { storage }
+        storage.withLock { $0 }
     }
 }
 

@@ -79,25 +79,21 @@ private func formatCents(_ cents: Int) -> String {
 }
 
 /// Counts of side-effect runs, shared by the effects and the scenario.
-final class Counter: @unchecked Sendable {
-    // @unchecked: `value` is guarded by `lock`.
-    private let lock = NSLock()
-    private var value = 0
+final class Counter: Sendable {
+    private let value = Locked(0)
 
     func increment() {
-        lock.withLock { value += 1 }
+        value.withLock { $0 += 1 }
     }
 
     var current: Int {
-        lock.withLock { value }
+        value.withLock { $0 }
     }
 }
 
 /// Lines for the log excerpt, keeping the first `limit`.
-final class Excerpt: @unchecked Sendable {
-    // @unchecked: `lines` is guarded by `lock`.
-    private let lock = NSLock()
-    private var lines: [String] = []
+final class Excerpt: Sendable {
+    private let lines = Locked<[String]>([])
     private let limit: Int
 
     init(limit: Int) {
@@ -105,13 +101,13 @@ final class Excerpt: @unchecked Sendable {
     }
 
     func append(_ line: String) {
-        lock.withLock {
-            if lines.count < limit { lines.append(line) }
+        lines.withLock {
+            if $0.count < limit { $0.append(line) }
         }
     }
 
     var current: [String] {
-        lock.withLock { lines }
+        lines.withLock { $0 }
     }
 }
 

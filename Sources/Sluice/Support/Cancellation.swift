@@ -5,15 +5,18 @@
 /// register handlers here, so that superseding the run cancels them. A cancellation made with a parent is
 /// cancelled with its parent.
 ///
-/// `@unchecked Sendable`: `isCancelledFlag`, `handlers` and `nextKey` are guarded by `lock`.
 @usableFromInline
-package final class Cancellation: @unchecked Sendable {
-    private let lock = Lock()
-    private var isCancelledFlag = false
-    private var handlers: [UInt64: @Sendable () -> Void] = [:]
-    private var nextKey: UInt64 = 0
+package final class Cancellation: Sendable {
+    private struct Flag {
+        var isCancelled = false
+        var handlers: [UInt64: @Sendable () -> Void] = [:]
+        var nextKey: UInt64 = 0
+        /// The key of this cancellation's handler in `parent`, while it follows the parent.
+        var keyInParent: UInt64?
+    }
+
+    private let flag = Locked(Flag())
     private let parent: Cancellation?
-    private var keyInParent: UInt64?
     /// The `takeLeading` run (an entry of the store's ``StoreWork``) that the work this cancellation covers belongs
     /// to; inherited from the parent.
     package let run: UInt64?
@@ -26,26 +29,26 @@ package final class Cancellation: @unchecked Sendable {
         self.run = run ?? parent?.run
         if let parent {
             let key = parent.onCancel { [weak self] in self?.cancel() }
-            lock.withLock { keyInParent = key }
+            flag.withLock { $0.keyInParent = key }
         }
     }
 
     /// Whether `cancel()` was called on this cancellation or one of its ancestors.
     @usableFromInline
     package var isCancelled: Bool {
-        lock.withLock { isCancelledFlag }
+        flag.withLock { $0.isCancelled }
     }
 
     /// Cancels this cancellation and runs its handlers once, in registration order is not guaranteed.
     package func cancel() {
-        let (toRun, parentKey): ([@Sendable () -> Void], UInt64?) = lock.withLock {
-            guard !isCancelledFlag else { return ([], nil) }
-            isCancelledFlag = true
+        let (toRun, parentKey): ([@Sendable () -> Void], UInt64?) = flag.withLock { flag in
+            guard !flag.isCancelled else { return ([], nil) }
+            flag.isCancelled = true
             defer {
-                handlers = [:]
-                keyInParent = nil
+                flag.handlers = [:]
+                flag.keyInParent = nil
             }
-            return (handlers.sorted { $0.key < $1.key }.map(\.value), keyInParent)
+            return (flag.handlers.sorted { $0.key < $1.key }.map(\.value), flag.keyInParent)
         }
         if let parentKey {
             parent?.removeHandler(parentKey)
@@ -60,11 +63,11 @@ package final class Cancellation: @unchecked Sendable {
     /// - Returns: A key for ``removeHandler(_:)``, or `nil` if the handler already ran.
     @discardableResult
     package func onCancel(_ handler: @escaping @Sendable () -> Void) -> UInt64? {
-        let key: UInt64? = lock.withLock {
-            guard !isCancelledFlag else { return nil }
-            nextKey &+= 1
-            handlers[nextKey] = handler
-            return nextKey
+        let key: UInt64? = flag.withLock { flag in
+            guard !flag.isCancelled else { return nil }
+            flag.nextKey &+= 1
+            flag.handlers[flag.nextKey] = handler
+            return flag.nextKey
         }
         if key == nil {
             handler()
@@ -77,9 +80,9 @@ package final class Cancellation: @unchecked Sendable {
     /// Without it, a long-lived parent (an effect that starts many short ones) would keep one handler per finished
     /// child until it is cancelled itself.
     package func detachFromParent() {
-        let key: UInt64? = lock.withLock {
-            defer { keyInParent = nil }
-            return keyInParent
+        let key: UInt64? = flag.withLock { flag in
+            defer { flag.keyInParent = nil }
+            return flag.keyInParent
         }
         if let key {
             parent?.removeHandler(key)
@@ -88,12 +91,12 @@ package final class Cancellation: @unchecked Sendable {
 
     /// The number of handlers waiting for the cancellation (for tests).
     package var handlerCount: Int {
-        lock.withLock { handlers.count }
+        flag.withLock { $0.handlers.count }
     }
 
     /// Forgets a handler that is no longer needed (its timer fired, its task finished).
     package func removeHandler(_ key: UInt64) {
-        let removed = lock.withLock { handlers.removeValue(forKey: key) }
+        let removed = flag.withLock { $0.handlers.removeValue(forKey: key) }
         _ = removed
     }
 }

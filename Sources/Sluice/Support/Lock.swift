@@ -182,13 +182,18 @@ package struct ThreadID: Equatable, Sendable {
 /// oldest waiter), not every waiter. Signal it with the store's lock held: the woken thread may otherwise see
 /// itself owner, finish, and exit before the signal.
 @usableFromInline
-package struct ThreadWakeUp: @unchecked Sendable {
-    // @unchecked: the address of a thread's wake-up, used only through the CSluiceSupport functions.
-    let address: UnsafeMutableRawPointer
+package struct ThreadWakeUp: Sendable {
+    /// The address of the thread's wake-up word, kept as an integer: it is an identity, read and written only
+    /// through the CSluiceSupport functions (atomics and futexes), never as Swift memory.
+    private let bits: UInt
+
+    var address: UnsafeMutableRawPointer {
+        UnsafeMutableRawPointer(bitPattern: bits).unsafelyUnwrapped
+    }
 
     /// The calling thread's.
     package static var current: ThreadWakeUp {
-        ThreadWakeUp(address: csluice_thread_wake_up())
+        ThreadWakeUp(bits: UInt(bitPattern: csluice_thread_wake_up()))
     }
 
     /// Wakes the thread, if it waits.
