@@ -64,13 +64,16 @@ public struct StoreTask: Sendable {
 @usableFromInline
 final class TrackedWork: Sendable {
     let work: StoreWork
+    /// The group's token in the ledger.
+    let token: UInt64
 
     init(work: StoreWork) {
         self.work = work
+        token = work.makeGroup()
     }
 
     deinit {
-        work.forget(ObjectIdentifier(self))
+        work.forgetGroup(token)
     }
 
     /// Returns when every task of the group has ended.

@@ -145,7 +145,7 @@ final class StoreWork: Sendable {
 
     /// Cancels the work of `group` (and work that joins it later).
     func cancel(group: TrackedWork) {
-        let (cancellations, tasks) = state.withLock { $0.cancel(group: ObjectIdentifier(group)) }
+        let (cancellations, tasks) = state.withLock { $0.cancel(group: group.token) }
         for cancellation in cancellations {
             cancellation.cancel()
         }
@@ -156,17 +156,19 @@ final class StoreWork: Sendable {
 
     /// Whether `group` was cancelled.
     func isCancelled(_ group: TrackedWork) -> Bool {
-        state.withLock { $0.groups[ObjectIdentifier(group)]?.isCancelled ?? false }
+        state.withLock { $0.groups[group.token]?.isCancelled ?? false }
     }
 
     /// Returns when no work of `group` runs.
     func waitUntilDone(_ group: TrackedWork) async {
-        let key = ObjectIdentifier(group)
+        let token = group.token
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let done: Bool = state.withLock {
-                guard let running = $0.groups[key]?.running, running > 0 else { return true }
-                $0.groups[key]?.waiters.append(continuation)
-                return false
+                $0.groups.modify(token) { group in
+                    guard group.running > 0 else { return true }
+                    group.waiters.append(continuation)
+                    return false
+                } ?? true
             }
             if done {
                 continuation.resume()
@@ -174,9 +176,14 @@ final class StoreWork: Sendable {
         }
     }
 
-    /// Forgets `group`: its ``TrackedWork`` is gone, and so is every entry that held it.
-    func forget(_ group: ObjectIdentifier) {
-        let removed = state.withLock { $0.groups.removeValue(forKey: group) }
+    /// Makes a send group for a new ``TrackedWork`` and returns its token.
+    func makeGroup() -> UInt64 {
+        state.withLock { $0.groups.insert(Ledger.Group()) }
+    }
+
+    /// Forgets the send group `token`: its ``TrackedWork`` is gone, and so is every entry that held it.
+    func forgetGroup(_ token: UInt64) {
+        let removed = state.withLock { $0.groups.remove(token) }
         _ = removed
     }
 
@@ -238,7 +245,7 @@ final class StoreWork: Sendable {
 
     /// Returns when `awaited` holds, or when the calling task is cancelled.
     private func waitUntil(_ awaited: Ledger.Awaited) async {
-        let id: UInt64 = state.withLock { $0.makeToken() }
+        let id: UInt64 = state.withLock { $0.makeWaiterKey() }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let resumeNow: Bool = state.withLock {
@@ -471,8 +478,8 @@ private struct Ledger: Sendable {
         var removed: [Entry] = []
     }
 
-    var entries: [UInt64: Entry] = [:]
-    var nextToken: UInt64 = 0
+    var entries = Slab<Entry>()
+    var nextWaiterKey: UInt64 = 0
     /// The tokens of the listed effects that have an id; never an empty set. Tokens increase, so sorting them
     /// gives the start order back.
     var tokensByID: [EffectID: Set<UInt64>] = [:]
@@ -481,7 +488,7 @@ private struct Ledger: Sendable {
     var runningSideEffectTasks = 0
     /// Effects neither ended nor cancelled by id.
     var listedEffects = 0
-    var groups: [ObjectIdentifier: Group] = [:]
+    var groups = Slab<Group>()
     var waiters: [UInt64: Waiter] = [:]
     var cancelledWaiters: Set<UInt64> = []
     var timedEffects: [TimedEffectHandle] = []
@@ -495,9 +502,9 @@ private struct Ledger: Sendable {
     /// How many times the pipeline went idle while the store refused dispatches.
     var pipelineIdleGeneration: UInt64 = 0
 
-    mutating func makeToken() -> UInt64 {
-        nextToken &+= 1
-        return nextToken
+    mutating func makeWaiterKey() -> UInt64 {
+        nextWaiterKey &+= 1
+        return nextWaiterKey
     }
 
     /// Returns the token, the effects that `cancelInFlight` supersedes, and whether the group was cancelled.
@@ -508,34 +515,34 @@ private struct Ledger: Sendable {
         cancellation: Cancellation,
         group: TrackedWork?
     ) -> (UInt64, [Cancellation], Bool) {
-        let token = makeToken()
         var superseded: [Cancellation] = []
-        if let id {
-            if cancelInFlight, let tokens = tokensByID.removeValue(forKey: id) {
-                superseded = unlist(tokens)
-            }
-            tokensByID[id, default: []].insert(token)
+        if let id, cancelInFlight, let tokens = tokensByID.removeValue(forKey: id) {
+            superseded = unlist(tokens)
         }
-        let parent = cancellation.run.flatMap { entries[$0] != nil ? $0 : nil }
-        if let parent {
-            entries[parent]?.children += 1
-        }
+        let parent = cancellation.run.flatMap { entries.modify($0) { $0.children += 1 } != nil ? $0 : nil }
         var cancelNow = false
         if let group {
-            let key = ObjectIdentifier(group)
-            groups[key, default: Group()].running += 1
-            cancelNow = groups[key]?.isCancelled == true
+            cancelNow =
+                groups.modify(group.token) {
+                    $0.running += 1
+                    return $0.isCancelled
+                } ?? false
         }
-        entries[token] = Entry(
+        let token = entries.insert(
+            Entry(
             kind: kind,
             id: id,
             isListed: kind == .effect,
             cancellation: kind == .effect ? cancellation : nil,
-            isTaskCancelled: cancelNow,
-            group: group,
-            parent: parent,
-            onIdle: nil
+                isTaskCancelled: cancelNow,
+                group: group,
+                parent: parent,
+                onIdle: nil
+            )
         )
+        if let id {
+            tokensByID[id, default: []].insert(token)
+        }
         runningTasks += 1
         if kind == .sideEffect {
             runningSideEffectTasks += 1
@@ -547,46 +554,45 @@ private struct Ledger: Sendable {
 
     /// Returns whether the task must be cancelled at once.
     mutating func attach(_ token: UInt64, _ task: Task<Void, Never>) -> Bool {
-        guard entries[token] != nil else { return false }
-        entries[token]?.task = task
-        return entries[token]?.isTaskCancelled == true
+        entries.modify(token) {
+            $0.task = task
+            return $0.isTaskCancelled
+        } ?? false
     }
 
     mutating func cancelTask(_ token: UInt64) -> Task<Void, Never>? {
-        guard entries[token] != nil else { return nil }
-        entries[token]?.isTaskCancelled = true
-        return entries[token]?.task
+        entries.modify(token) {
+            $0.isTaskCancelled = true
+            return $0.task
+        } ?? nil
     }
 
     mutating func beginRun(parent: UInt64?, onIdle: @escaping @Sendable () -> Void) -> UInt64 {
-        let token = makeToken()
-        let parent = parent.flatMap { entries[$0] != nil ? $0 : nil }
-        if let parent {
-            entries[parent]?.children += 1
-        }
-        entries[token] = Entry(
-            kind: .run,
-            id: nil,
-            isListed: false,
-            cancellation: nil,
-            group: nil,
-            parent: parent,
-            isOpen: true,
-            onIdle: onIdle
+        let parent = parent.flatMap { entries.modify($0) { $0.children += 1 } != nil ? $0 : nil }
+        return entries.insert(
+            Entry(
+                kind: .run,
+                id: nil,
+                isListed: false,
+                cancellation: nil,
+                group: nil,
+                parent: parent,
+                isOpen: true,
+                onIdle: onIdle
+            )
         )
-        return token
     }
 
     mutating func endRun(_ token: UInt64) -> Ended {
         var ended = Ended()
-        entries[token]?.isOpen = false
+        entries.modify(token) { $0.isOpen = false }
         closeRunIfIdle(token, &ended)
         return ended
     }
 
     mutating func end(_ token: UInt64, ran: Bool) -> Ended {
         var ended = Ended()
-        guard let entry = entries.removeValue(forKey: token) else { return ended }
+        guard let entry = entries.remove(token) else { return ended }
         runningTasks -= 1
         if entry.kind == .sideEffect {
             runningSideEffectTasks -= 1
@@ -605,18 +611,17 @@ private struct Ledger: Sendable {
             finishedDuringShutdown += 1
         }
         if let group = entry.group {
-            let key = ObjectIdentifier(group)
-            if let index = groups.index(forKey: key) {
-                groups.values[index].running -= 1
-                if groups.values[index].running == 0 {
-                    ended.ready = groups.values[index].waiters
-                    groups.values[index].waiters = []
-                }
-            }
+            ended.ready =
+                groups.modify(group.token) { group in
+                    group.running -= 1
+                    guard group.running == 0 else { return [] }
+                    defer { group.waiters = [] }
+                    return group.waiters
+                } ?? []
         }
         ended.ready += takeReadyWaiters()
         if let parent = entry.parent {
-            entries[parent]?.children -= 1
+            entries.modify(parent) { $0.children -= 1 }
             closeRunIfIdle(parent, &ended)
         }
         ended.removed.append(entry)
@@ -627,13 +632,13 @@ private struct Ledger: Sendable {
     private mutating func closeRunIfIdle(_ token: UInt64, _ ended: inout Ended) {
         var token = token
         while let run = entries[token], !run.isOpen, run.children == 0 {
-            entries[token] = nil
+            entries.remove(token)
             if let onIdle = run.onIdle {
                 ended.idleRuns.append(onIdle)
             }
             ended.removed.append(run)
             guard let parent = run.parent else { return }
-            entries[parent]?.children -= 1
+            entries.modify(parent) { $0.children -= 1 }
             token = parent
         }
     }
@@ -647,24 +652,30 @@ private struct Ledger: Sendable {
     /// Unlists the effects with `tokens` (already taken out of `tokensByID`); returns their cancellations in start
     /// order.
     private mutating func unlist(_ tokens: Set<UInt64>) -> [Cancellation] {
-        tokens.sorted().compactMap { token in
-            guard let index = entries.index(forKey: token) else { return nil }
-            entries.values[index].isListed = false
+        var cancellations: [Cancellation] = []
+        for token in tokens.sorted() {
+            guard let cancellation = entries.modify(token, { $0.isListed = false; return $0.cancellation }) else {
+                continue
+            }
             listedEffects -= 1
-            return entries.values[index].cancellation
+            if let cancellation {
+                cancellations.append(cancellation)
+            }
         }
+        return cancellations
     }
 
-    mutating func cancel(group key: ObjectIdentifier) -> ([Cancellation], [Task<Void, Never>]) {
-        groups[key, default: Group()].isCancelled = true
+    mutating func cancel(group token: UInt64) -> ([Cancellation], [Task<Void, Never>]) {
+        groups.modify(token) { $0.isCancelled = true }
         var cancellations: [Cancellation] = []
         var tasks: [Task<Void, Never>] = []
-        for index in entries.indices where entries.values[index].group.map(ObjectIdentifier.init) == key {
-            if let cancellation = entries.values[index].cancellation {
+        entries.modifyAll { entry in
+            guard entry.group?.token == token else { return }
+            if let cancellation = entry.cancellation {
                 cancellations.append(cancellation)
-            } else if entries.values[index].kind == .sideEffect {
-                entries.values[index].isTaskCancelled = true
-                if let task = entries.values[index].task {
+            } else if entry.kind == .sideEffect {
+                entry.isTaskCancelled = true
+                if let task = entry.task {
                     tasks.append(task)
                 }
             }
@@ -695,5 +706,66 @@ private struct Ledger: Sendable {
         if waiters.isEmpty { return [] }
         let ids = waiters.filter { holds($0.value.awaited) }.map(\.key)
         return ids.compactMap { waiters.removeValue(forKey: $0)?.continuation }
+    }
+}
+
+/// Values by token without hashing: a token is the value's slot and a serial number, so that the token of a value
+/// that was removed (whose slot a newer value may hold) finds nothing.
+struct Slab<Element: Sendable>: Sendable {
+    private var items: [Element?] = []
+    private var tokens: [UInt64] = []
+    private var free: [Int] = []
+    private var serial: UInt64 = 0
+
+    /// Stores `element` and returns its token.
+    mutating func insert(_ element: Element) -> UInt64 {
+        serial &+= 1
+        let slot: Int
+        if let reused = free.popLast() {
+            slot = reused
+            items[slot] = element
+        } else {
+            slot = items.count
+            items.append(element)
+            tokens.append(0)
+        }
+        let token = serial << 32 | UInt64(slot)
+        tokens[slot] = token
+        return token
+    }
+
+    private func slot(_ token: UInt64) -> Int? {
+        let slot = Int(truncatingIfNeeded: token & 0xFFFF_FFFF)
+        return slot < tokens.count && tokens[slot] == token && items[slot] != nil ? slot : nil
+    }
+
+    subscript(token: UInt64) -> Element? {
+        slot(token).flatMap { items[$0] }
+    }
+
+    /// Changes the value of `token` in place and returns what `body` returns; `nil` if there is none.
+    @discardableResult
+    mutating func modify<T>(_ token: UInt64, _ body: (inout Element) -> T) -> T? {
+        guard let slot = slot(token) else { return nil }
+        return body(&items[slot]!)
+    }
+
+    /// Changes every value in place.
+    mutating func modifyAll(_ body: (inout Element) -> Void) {
+        for slot in items.indices where items[slot] != nil {
+            body(&items[slot]!)
+        }
+    }
+
+    /// Removes the value of `token` and returns it.
+    @discardableResult
+    mutating func remove(_ token: UInt64) -> Element? {
+        guard let slot = slot(token) else { return nil }
+        defer {
+            items[slot] = nil
+            tokens[slot] = 0
+            free.append(slot)
+        }
+        return items[slot]
     }
 }
