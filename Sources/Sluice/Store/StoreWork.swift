@@ -126,11 +126,12 @@ final class StoreWork: Sendable {
     }
 
     private func perform(_ ended: Ledger.Ended) {
-        for continuation in ended.ready {
-            continuation.resume()
-        }
+        // The runs first: a task that waited for this work to end finds them over.
         for onIdle in ended.idleRuns {
             onIdle()
+        }
+        for continuation in ended.ready {
+            continuation.resume()
         }
         _ = ended.removed  // released here, outside the lock: the last reference to a group or a cancellation
     }
@@ -530,10 +531,10 @@ private struct Ledger: Sendable {
         }
         let token = entries.insert(
             Entry(
-            kind: kind,
-            id: id,
-            isListed: kind == .effect,
-            cancellation: kind == .effect ? cancellation : nil,
+                kind: kind,
+                id: id,
+                isListed: kind == .effect,
+                cancellation: kind == .effect ? cancellation : nil,
                 isTaskCancelled: cancelNow,
                 group: group,
                 parent: parent,
@@ -654,9 +655,11 @@ private struct Ledger: Sendable {
     private mutating func unlist(_ tokens: Set<UInt64>) -> [Cancellation] {
         var cancellations: [Cancellation] = []
         for token in tokens.sorted() {
-            guard let cancellation = entries.modify(token, { $0.isListed = false; return $0.cancellation }) else {
-                continue
+            let found = entries.modify(token) { entry in
+                entry.isListed = false
+                return entry.cancellation
             }
+            guard let cancellation = found else { continue }
             listedEffects -= 1
             if let cancellation {
                 cancellations.append(cancellation)
