@@ -97,8 +97,8 @@ private func missingMailer(while processing: String) -> String {
                 $0.count = 1
                 $0.items = ["tea"]
             }
-            await store.receive(.note("live: tea"), timeout: .seconds(60)) { $0.note = "live: tea" }
-            await store.finish(timeout: .seconds(60))
+            await store.receive(.note("live: tea"), timeout: .seconds(120)) { $0.note = "live: tea" }
+            await store.finish(timeout: .seconds(120))
         }
         #expect(recorded.map(\.message) == [missingMailer(while: "while processing add(\"tea\")")])
         #expect(recorded.map(\.line) == [line])
@@ -143,8 +143,8 @@ private func missingMailer(while processing: String) -> String {
                 $0.count = 1
                 $0.items = ["tea"]
             }
-            await store.receive(.noop, timeout: .seconds(60))
-            await store.finish(timeout: .seconds(60))
+            await store.receive(.noop, timeout: .seconds(120))
+            await store.finish(timeout: .seconds(120))
         }
         #expect(recorded.isEmpty)
         #expect(reads.elements == ["fake", "fake"])
