@@ -20,8 +20,6 @@ import Darwin
 ///
 /// A record that a crash cut short can only be the last one of the last segment: ``lastSequence()`` truncates it.
 /// Any other record that fails its checksum stops reading with ``JournalError/corruptRecord(file:offset:)``.
-///
-/// Its open files and positions are one ``Locked`` value; reading a segment or a snapshot happens outside the lock.
 public final class FileJournalStorage: JournalStorage, Sendable {
     /// The journal's directory.
     public let directory: String
@@ -30,7 +28,7 @@ public final class FileJournalStorage: JournalStorage, Sendable {
     /// How long ``acquire()`` waits for a held lock before it refuses.
     public let lockWait: Duration
 
-    /// The open files, behind their lock.
+    /// The open files and positions, behind their lock (reading a segment or a snapshot happens outside it).
     private struct Files: Sendable {
         var lockDescriptor: Int32 = -1
         /// The segment that appends go to; -1 when the next append starts a new segment.
