@@ -263,13 +263,19 @@ final class Acknowledger: Sendable {
     private let pending = Guarded<(acknowledgements: [DemoAcknowledgement], finished: Bool)>(([], false))
     private let count = Counter()
     private let done = DispatchSemaphore(value: 0)
+    /// Wakes the loop when an order is added or the run finishes; one buffered wake-up is enough, since the loop
+    /// takes everything pending when it wakes.
+    private let wake: AsyncStream<Void>.Continuation
 
     /// Starts the loop that waits for durability and acknowledges.
     init(journal: Journal, sink: @escaping @Sendable ([DemoAcknowledgement]) -> Void) {
+        let (wakeUps, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        self.wake = wake
         let pending = pending
         let count = count
         let done = done
         Task.detached {
+            var wakeUp = wakeUps.makeAsyncIterator()
             while true {
                 let (batch, finished) = pending.update { state in
                     defer { state.acknowledgements = [] }
@@ -277,7 +283,7 @@ final class Acknowledger: Sendable {
                 }
                 if batch.isEmpty {
                     if finished { break }
-                    try? await Task.sleep(for: .milliseconds(1))
+                    _ = await wakeUp.next()  // resumed by `add` or `finish`, not polled
                     continue
                 }
                 // A journal that stopped acknowledges nothing more.
@@ -292,11 +298,13 @@ final class Acknowledger: Sendable {
     /// Records that `order` was placed; `sequence` is the journal's last sequence number after its dispatch.
     func add(order: Int, sequence: UInt64) {
         pending.update { $0.acknowledgements.append(DemoAcknowledgement(order: order, sequence: sequence)) }
+        wake.yield()
     }
 
     /// Acknowledges what is left (once durable), then stops.
     func finish() {
         pending.update { $0.finished = true }
+        wake.yield()
         done.wait()
     }
 
@@ -308,36 +316,36 @@ final class Acknowledger: Sendable {
 
 /// The store for the debounced snapshot effect, which runs outside the store; weak, so that no cycle keeps the
 /// store alive.
-final class StoreReference: @unchecked Sendable {
-    // @unchecked: `store` is guarded by `lock`.
-    private let lock = NSLock()
-    private weak var store: Store<ServiceState, ServiceAction>?
+final class StoreReference: Sendable {
+    private struct Weak: Sendable {
+        weak var store: Store<ServiceState, ServiceAction>?
+    }
+
+    private let reference = Locked(Weak())
 
     func set(_ store: Store<ServiceState, ServiceAction>) {
-        lock.withLock { self.store = store }
+        reference.withLock { $0.store = store }
     }
 
     var current: Store<ServiceState, ServiceAction>? {
-        lock.withLock { store }
+        reference.withLock { $0.store }
     }
 }
 
 /// A value guarded by a lock.
-final class Guarded<Value: Sendable>: @unchecked Sendable {
-    // @unchecked: `storage` is guarded by `lock`.
-    private let lock = NSLock()
-    private var storage: Value
+final class Guarded<Value: Sendable>: Sendable {
+    private let storage: Locked<Value>
 
     init(_ value: Value) {
-        storage = value
+        storage = Locked(value)
     }
 
     func update<Result>(_ body: (inout Value) -> Result) -> Result {
-        lock.withLock { body(&storage) }
+        storage.withLock { body(&$0) }
     }
 
     var value: Value {
-        lock.withLock { storage }
+        storage.withLock { $0 }
     }
 }
 

@@ -79,25 +79,21 @@ private func formatCents(_ cents: Int) -> String {
 }
 
 /// Counts of side-effect runs, shared by the effects and the scenario.
-final class Counter: @unchecked Sendable {
-    // @unchecked: `value` is guarded by `lock`.
-    private let lock = NSLock()
-    private var value = 0
+final class Counter: Sendable {
+    private let value = Locked(0)
 
     func increment() {
-        lock.withLock { value += 1 }
+        value.withLock { $0 += 1 }
     }
 
     var current: Int {
-        lock.withLock { value }
+        value.withLock { $0 }
     }
 }
 
 /// Lines for the log excerpt, keeping the first `limit`.
-final class Excerpt: @unchecked Sendable {
-    // @unchecked: `lines` is guarded by `lock`.
-    private let lock = NSLock()
-    private var lines: [String] = []
+final class Excerpt: Sendable {
+    private let lines = Locked<[String]>([])
     private let limit: Int
 
     init(limit: Int) {
@@ -105,13 +101,13 @@ final class Excerpt: @unchecked Sendable {
     }
 
     func append(_ line: String) {
-        lock.withLock {
-            if lines.count < limit { lines.append(line) }
+        lines.withLock {
+            if $0.count < limit { $0.append(line) }
         }
     }
 
     var current: [String] {
-        lock.withLock { lines }
+        lines.withLock { $0 }
     }
 }
 
@@ -349,10 +345,14 @@ public func runDemo(
 
     // Let the quote lookup in flight deliver its result (shutdown refuses dispatches, including that one).
     let settleStart = DispatchTime.now()
-    let settled = waitFor(seconds: Double(options.settleTimeout.components.seconds)) {
-        let state = store.state
-        return state.quotes.lastReceivedID == state.quotes.lastRequestID
+    let quotesSettled = DispatchSemaphore(value: 0)
+    let quotesWatch = store.subscribe(to: \.quotes) { quotes in
+        if quotes.lastReceivedID == quotes.lastRequestID { quotesSettled.signal() }
     }
+    let settled =
+        store.state.quotes.lastReceivedID == store.state.quotes.lastRequestID
+        || quotesSettled.wait(timeout: .now() + .seconds(Int(options.settleTimeout.components.seconds))) == .success
+    quotesWatch.cancel()
     let settleSeconds = Double(DispatchTime.now().uptimeNanoseconds - settleStart.uptimeNanoseconds) / 1e9
     // Shutdown runs the snapshot that the debounce owes, so the file on disk holds the final state when it returns.
     blockingWait { _ = await store.shutdown(timeout: .seconds(10)) }
@@ -521,16 +521,6 @@ func writeSnapshot(_ state: ServiceState, to url: URL) throws {
 func readSnapshot(at url: URL) -> ServiceState? {
     guard let data = try? Data(contentsOf: url) else { return nil }
     return try? JSONDecoder().decode(ServiceState.self, from: data)
-}
-
-/// Polls `condition` every millisecond for at most `seconds`.
-private func waitFor(seconds: Double, _ condition: () -> Bool) -> Bool {
-    let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
-    while !condition() {
-        if DispatchTime.now().uptimeNanoseconds > deadline { return false }
-        usleep(1_000)
-    }
-    return true
 }
 
 /// The demo's invariants on any state of the service, by name: what `sluice-demo-replay --find NAME` looks for

@@ -13,30 +13,38 @@ internal import Sluice
 /// last action it recorded, and an action that finds another state before it (or ``unseenChanges(current:)`` at a step
 /// of the test) reveals the change as one that no recorded action made.
 ///
-/// `@unchecked Sendable`: every mutable property is read and written with `lock` held.
-final class ActionLog<State: Equatable & Sendable, Action: Sendable>: @unchecked Sendable {
+/// A test waits for a received action with ``waitForEntry(after:until:)``: a continuation that the next recorded
+/// action resumes, raced against a timer to the deadline.
+final class ActionLog<State: Equatable & Sendable, Action: Sendable>: Sendable {
     struct Entry: Sendable {
         let action: Action
         let before: State
         let after: State
     }
 
-    private let lock = Lock()
-    /// The thread that is sending an action through `send`, until the middleware saw that action.
-    private var sendingThread = ThreadID.none
-    private var sent: Entry?
-    private var received: [Entry] = []
-    /// The action in the chain and the thread processing it, for naming the cause of a dependency read.
-    private var processing: (thread: ThreadID, action: Action)?
-    /// The state after the last action recorded (at first, the initial state).
-    private var lastState: State
-    /// Changes that no recorded action made: the state after the last action, and the state found later.
-    private var unseen: [(from: State, to: State)] = []
-    /// How many actions were recorded.
-    private var recordedCount: UInt64 = 0
+    private struct Log: Sendable {
+        /// The thread that is sending an action through `send`, until the middleware saw that action.
+        var sendingThread = ThreadID.none
+        var sent: Entry?
+        var received: [Entry] = []
+        /// The action in the chain and the thread processing it, for naming the cause of a dependency read.
+        var processing: (thread: ThreadID, action: Action)?
+        /// The state after the last action recorded (at first, the initial state).
+        var lastState: State
+        /// Changes that no recorded action made: the state after the last action, and the state found later.
+        var unseen: [(from: State, to: State)] = []
+        /// How many actions were recorded.
+        var recordedCount: UInt64 = 0
+        /// Tasks waiting for an action to be recorded, by key; and the keys of those cancelled before they waited.
+        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        var cancelledWaiters: Set<UInt64> = []
+        var nextWaiter: UInt64 = 0
+    }
+
+    private let log: Locked<Log>
 
     init(initialState: State) {
-        lastState = initialState
+        log = Locked(Log(lastState: initialState))
     }
 
     /// The middleware that records; it goes first in the chain.
@@ -55,15 +63,20 @@ final class ActionLog<State: Equatable & Sendable, Action: Sendable>: @unchecked
                         next(action)
                     }
                     let entry = Entry(action: action, before: before, after: api.state)
-                    lock.withLock {
-                        processing = outer
-                        lastState = entry.after
-                        recordedCount &+= 1
+                    let waiters = log.withLock { log in
+                        log.processing = outer
+                        log.lastState = entry.after
+                        log.recordedCount &+= 1
                         if isSent {
-                            sent = entry
+                            log.sent = entry
                         } else {
-                            received.append(entry)
+                            log.received.append(entry)
                         }
+                        defer { log.waiters.removeAll() }
+                        return log.waiters.values
+                    }
+                    for waiter in waiters {
+                        waiter.resume()
                     }
                 }
             }
@@ -74,40 +87,40 @@ final class ActionLog<State: Equatable & Sendable, Action: Sendable>: @unchecked
     /// `current`) compared as well. The state now is compared only if no action was processed or recorded while it
     /// was read: the state of an action in progress is not recorded yet.
     func unseenChanges(current: () -> State) -> [(from: State, to: State)] {
-        let countBefore = lock.withLock { recordedCount }
+        let countBefore = log.withLock { $0.recordedCount }
         let state = current()
-        return lock.withLock {
-            if processing == nil, recordedCount == countBefore, state != lastState {
-                unseen.append((lastState, state))
-                lastState = state
+        return log.withLock { log in
+            if log.processing == nil, log.recordedCount == countBefore, state != log.lastState {
+                log.unseen.append((log.lastState, state))
+                log.lastState = state
             }
-            defer { unseen.removeAll() }
-            return unseen
+            defer { log.unseen.removeAll() }
+            return log.unseen
         }
     }
 
     /// Marks the calling thread as sending: the next action that enters the chain on it is the sent one.
     func beginSend() {
-        lock.withLock {
-            sendingThread = .current
-            sent = nil
+        log.withLock {
+            $0.sendingThread = .current
+            $0.sent = nil
         }
     }
 
     /// The entry of the action sent since ``beginSend()``, or `nil` if the store did not process it.
     func endSend() -> Entry? {
-        lock.withLock {
-            sendingThread = .none
-            defer { sent = nil }
-            return sent
+        log.withLock { log in
+            log.sendingThread = .none
+            defer { log.sent = nil }
+            return log.sent
         }
     }
 
     /// The action that the chain is processing on the calling thread, if any: the cause of a read that a
     /// synchronous middleware makes.
     var actionProcessedOnThisThread: Action? {
-        lock.withLock {
-            guard let processing, processing.thread == .current else { return nil }
+        log.withLock {
+            guard let processing = $0.processing, processing.thread == .current else { return nil }
             return processing.action
         }
     }
@@ -115,49 +128,99 @@ final class ActionLog<State: Equatable & Sendable, Action: Sendable>: @unchecked
     /// Marks `action` as processed on this thread, and keeps the change from the state after the last recorded
     /// action to `before`, which no recorded action made.
     private func beginProcessing(_ action: Action, before: State) -> (thread: ThreadID, action: Action)? {
-        lock.withLock {
-            if before != lastState {
-                unseen.append((lastState, before))
-                lastState = before
+        log.withLock { log in
+            if before != log.lastState {
+                log.unseen.append((log.lastState, before))
+                log.lastState = before
             }
-            defer { processing = (.current, action) }
-            return processing
+            defer { log.processing = (.current, action) }
+            return log.processing
         }
     }
 
     private func claimSend() -> Bool {
-        lock.withLock {
-            guard sendingThread != .none, sendingThread == .current else { return false }
-            sendingThread = .none
+        log.withLock {
+            guard $0.sendingThread != .none, $0.sendingThread == .current else { return false }
+            $0.sendingThread = .none
             return true
         }
     }
 
     /// The received actions not yet asserted, in order.
     var pending: [Entry] {
-        lock.withLock { received }
+        log.withLock { $0.received }
+    }
+
+    /// The received actions not yet asserted, and how many actions were recorded (for ``waitForEntry(after:until:)``).
+    var pendingAndCount: (pending: [Entry], count: UInt64) {
+        log.withLock { ($0.received, $0.recordedCount) }
     }
 
     func removeFirst() -> Entry? {
-        lock.withLock { received.isEmpty ? nil : received.removeFirst() }
+        log.withLock { $0.received.isEmpty ? nil : $0.received.removeFirst() }
     }
 
     /// Removes the received actions up to and including the first one that matches; `nil` (and nothing removed)
     /// when none matches.
     func removeThroughFirst(where isMatching: (Action) -> Bool) -> (skipped: [Entry], match: Entry)? {
-        lock.withLock {
-            guard let index = received.firstIndex(where: { isMatching($0.action) }) else { return nil }
-            let skipped = Array(received[..<index])
-            let match = received[index]
-            received.removeFirst(index + 1)
+        log.withLock { log in
+            guard let index = log.received.firstIndex(where: { isMatching($0.action) }) else { return nil }
+            let skipped = Array(log.received[..<index])
+            let match = log.received[index]
+            log.received.removeFirst(index + 1)
             return (skipped, match)
         }
     }
 
     func removeAll() -> [Entry] {
-        lock.withLock {
-            defer { received.removeAll() }
-            return received
+        log.withLock { log in
+            defer { log.received.removeAll() }
+            return log.received
         }
+    }
+
+    /// Waits until more than `count` actions were recorded, or until `deadline`; returns whether they were.
+    func waitForEntry(after count: UInt64, until deadline: ContinuousClock.Instant) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await self.waitForEntry(after: count)
+                return true
+            }
+            group.addTask {
+                try? await Task.sleep(until: deadline, clock: .continuous)
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first || log.withLock { $0.recordedCount != count }
+        }
+    }
+
+    /// Returns once more than `count` actions were recorded, or the calling task is cancelled.
+    private func waitForEntry(after count: UInt64) async {
+        let key = log.withLock { log in
+            log.nextWaiter &+= 1
+            return log.nextWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = log.withLock { log in
+                    if log.recordedCount != count || log.cancelledWaiters.contains(key) { return true }
+                    log.waiters[key] = continuation
+                    return false
+                }
+                if resumeNow {
+                    continuation.resume()
+                }
+            }
+        } onCancel: {
+            let continuation: CheckedContinuation<Void, Never>? = log.withLock { log in
+                if let continuation = log.waiters.removeValue(forKey: key) { return continuation }
+                log.cancelledWaiters.insert(key)
+                return nil
+            }
+            continuation?.resume()
+        }
+        log.withLock { _ = $0.cancelledWaiters.remove(key) }
     }
 }

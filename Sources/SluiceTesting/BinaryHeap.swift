@@ -60,3 +60,5 @@ package struct BinaryHeap<Element: Comparable> {
         }
     }
 }
+
+extension BinaryHeap: Sendable where Element: Sendable {}

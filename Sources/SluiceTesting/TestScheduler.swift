@@ -22,25 +22,27 @@ public import Sluice
 /// Virtual time starts at an uptime of 1 ns (`DispatchTime(uptimeNanoseconds: 0)` means "now" to Dispatch).
 /// Work scheduled for a deadline that already passed runs at the next advance, in the order of its deadline like all
 /// due work.
-public final class TestScheduler: EffectScheduler, @unchecked Sendable {
-    // @unchecked: `currentTime` and `queue` are guarded by `lock`.
-    private let lock = Lock()
-    private var currentTime: UInt64
-    private var queue = WorkQueue()
+public final class TestScheduler: EffectScheduler, Sendable {
+    private struct Timeline: Sendable {
+        var currentTime: UInt64
+        var queue = WorkQueue()
+    }
+
+    private let timeline: Locked<Timeline>
 
     /// Creates a scheduler whose clock starts at `now` (at least 1 ns of uptime).
     public init(now: DispatchTime = DispatchTime(uptimeNanoseconds: 1)) {
-        currentTime = max(now.uptimeNanoseconds, 1)
+        timeline = Locked(Timeline(currentTime: max(now.uptimeNanoseconds, 1)))
     }
 
     /// The virtual time.
     public var now: DispatchTime {
-        DispatchTime(uptimeNanoseconds: lock.withLock { currentTime })
+        DispatchTime(uptimeNanoseconds: timeline.withLock { $0.currentTime })
     }
 
     public func schedule(after deadline: DispatchTime, _ work: @escaping @Sendable () -> Void) -> ScheduledWork {
         let scheduled = ScheduledWork(work)
-        lock.withLock { queue.insert(scheduled, deadline: deadline.uptimeNanoseconds) }
+        timeline.withLock { $0.queue.insert(scheduled, deadline: deadline.uptimeNanoseconds) }
         return scheduled
     }
 
@@ -92,7 +94,7 @@ public final class TestScheduler: EffectScheduler, @unchecked Sendable {
     ///
     /// A deadline in the past does not move the clock back.
     public func letTimePass(to deadline: DispatchTime) {
-        lock.withLock { currentTime = max(currentTime, deadline.uptimeNanoseconds) }
+        timeline.withLock { $0.currentTime = max($0.currentTime, deadline.uptimeNanoseconds) }
     }
 
     /// Runs all scheduled work, moving the clock to each deadline in turn, until there is none left.
@@ -104,14 +106,14 @@ public final class TestScheduler: EffectScheduler, @unchecked Sendable {
 
     /// The number of pieces of work scheduled and neither run nor cancelled.
     public var pendingWorkCount: Int {
-        lock.withLock { queue.pendingCount }
+        timeline.withLock { $0.queue.pendingCount }
     }
 
     /// The time `interval` after now, in uptime nanoseconds, at most the end of time; `nil` for an interval too long
     /// to count in nanoseconds.
     private func target(after interval: Duration, checking name: String) -> UInt64? {
         guard let nanoseconds = interval.nanoseconds(checking: name) else { return nil }
-        let target = lock.withLock { currentTime.addingReportingOverflow(nanoseconds) }
+        let target = timeline.withLock { $0.currentTime.addingReportingOverflow(nanoseconds) }
         return target.overflow ? UInt64.max : target.partialValue
     }
 
@@ -119,14 +121,14 @@ public final class TestScheduler: EffectScheduler, @unchecked Sendable {
         while let next = takeNext(until: target) {
             next.run()
         }
-        lock.withLock { currentTime = max(currentTime, target) }
+        timeline.withLock { $0.currentTime = max($0.currentTime, target) }
     }
 
     /// Removes the earliest pending work due by `target` (FIFO among equal deadlines) and moves the clock to it.
     private func takeNext(until target: UInt64) -> ScheduledWork? {
-        lock.withLock {
-            guard let (deadline, work) = queue.removeNext(dueBy: target) else { return nil }
-            currentTime = max(currentTime, deadline)
+        timeline.withLock { timeline in
+            guard let (deadline, work) = timeline.queue.removeNext(dueBy: target) else { return nil }
+            timeline.currentTime = max(timeline.currentTime, deadline)
             return work
         }
     }
@@ -157,8 +159,8 @@ extension TestScheduler {
 /// The heap holds plain values (deadline, sequence, slot), so that sifting moves no references; the work itself
 /// waits in `slots`, whose free entries are reused. Cancelled work stays queued (its closure is already released
 /// by ``Sluice/ScheduledWork/cancel()``) and is dropped when it comes first.
-package struct WorkQueue {
-    package struct Entry: Comparable {
+package struct WorkQueue: Sendable {
+    package struct Entry: Comparable, Sendable {
         package let deadline: UInt64
         package let sequence: UInt64
         package let slot: Int

@@ -287,11 +287,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
         column: Int = #column
     ) async {
         let site = CallSite(fileID: fileID, filePath: filePath, line: line, column: column)
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: timeout)
-        while runningTaskCounts.effects + runningTaskCounts.sideEffects > 0, clock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(1))
-        }
+        _ = await store.waitForRunningTasks(until: .now.advanced(by: timeout))
         isFinished = true
         reportMissingTestValues(at: site)
         reportUnseenChanges(at: site)
@@ -311,17 +307,17 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
         _ updateExpected: ((inout State) -> Void)?,
         at site: CallSite
     ) async {
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: timeout)
-        while clock.now < deadline {
-            let pending = log.pending
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        while true {
+            let (pending, count) = log.pendingAndCount
             let decided: Bool
             switch exhaustivity {
             case .on: decided = !pending.isEmpty
             case .off: decided = pending.contains { isMatching($0.action) }
             }
             if decided { break }
-            try? await Task.sleep(for: .milliseconds(1))
+            // Woken by the next recorded action, not polled.
+            guard await log.waitForEntry(after: count, until: deadline) else { break }
         }
         receiveNow(isMatching, description, updateExpected, at: site, waited: timeout)
     }

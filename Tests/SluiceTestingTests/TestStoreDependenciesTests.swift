@@ -84,21 +84,26 @@ private func missingMailer(while processing: String) -> String {
     /// failure names the action whose side effect read it and is reported at the next step, the `receive`.
     @Test(arguments: [true, false])
     func aMissingTestValueReadInAnAsyncSideEffectNamesTheAction(throughTheAPI: Bool) async {
+        // The read waits until the `send` step returned: else a thread of the pool may run it while `send` is still
+        // reporting, and the failure lands at `send`.
+        let (sendReturned, sendDidReturn) = AsyncStream.makeStream(of: Void.self)
         let mail = SideEffect<Cart, CartAction> { (action: CartAction, api: MiddlewareAPI<Cart, CartAction>) async in
             guard case .add(let item) = action else { return }
-            await Task.yield()
+            var afterSend = sendReturned.makeAsyncIterator()
+            _ = await afterSend.next()
             let mailer = throughTheAPI ? api.dependencies.mailer : StoreDependencies.current.mailer
             api.dispatch(.note("\(mailer.name): \(item)"))
         }
-        let line = #line + 7
+        let line = #line + 8
         let recorded = await issues {
             let store = TestStore(initialState: Cart(), reducer: cartReducer, middleware: [Middleware(mail)])
             store.send(.add("tea")) {
                 $0.count = 1
                 $0.items = ["tea"]
             }
-            await store.receive(.note("live: tea"), timeout: .seconds(300)) { $0.note = "live: tea" }
-            await store.finish(timeout: .seconds(300))
+            sendDidReturn.yield()
+            await store.receive(.note("live: tea"), timeout: .seconds(120)) { $0.note = "live: tea" }
+            await store.finish(timeout: .seconds(120))
         }
         #expect(recorded.map(\.message) == [missingMailer(while: "while processing add(\"tea\")")])
         #expect(recorded.map(\.line) == [line])
@@ -143,8 +148,8 @@ private func missingMailer(while processing: String) -> String {
                 $0.count = 1
                 $0.items = ["tea"]
             }
-            await store.receive(.noop, timeout: .seconds(300))
-            await store.finish(timeout: .seconds(300))
+            await store.receive(.noop, timeout: .seconds(120))
+            await store.finish(timeout: .seconds(120))
         }
         #expect(recorded.isEmpty)
         #expect(reads.elements == ["fake", "fake"])

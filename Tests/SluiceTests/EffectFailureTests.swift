@@ -29,7 +29,8 @@ import Testing
         }
         let (store, failures) = makeStore(middleware: [Middleware(effect)])
         store.dispatch(.add(7))
-        #expect(await waitUntil { failures.current.count == 1 })
+        #expect(await store.tasksEnded())
+        #expect(failures.current.count == 1)
         let failure = failures.current[0]
         #expect(failure.source == .sideEffect)
         #expect(failure.error as? Boom == Boom(code: 7))
@@ -40,7 +41,8 @@ import Testing
     @Test func aStartedEffectThatThrowsIsReportedWithItsID() async {
         let (store, failures) = makeStore()
         store.start(id: "sync") { _ in throw Boom(code: 1) }
-        #expect(await waitUntil { failures.current.count == 1 })
+        #expect(await store.tasksEnded())
+        #expect(failures.current.count == 1)
         #expect(failures.current[0].source == .effect)
         #expect(failures.current[0].id as? String == "sync")
         #expect(failures.current[0].error as? Boom == Boom(code: 1))
@@ -56,7 +58,8 @@ import Testing
         }
         // A started effect that fails afterwards is reported: the run's failure came first and was not.
         store.start { _ in throw Boom(code: 3) }
-        #expect(await waitUntil { failures.current.count == 1 })
+        #expect(await store.tasksEnded())
+        #expect(failures.current.count == 1)
         #expect(failures.current.map { $0.error as? Boom } == [Boom(code: 3)])
     }
 
@@ -80,7 +83,8 @@ import Testing
         await gate.wait()
         // A failure after the cancelled ones proves the handler was reachable the whole time.
         store.start { _ in throw Boom(code: 5) }
-        #expect(await waitUntil { failures.current.count == 1 })
+        #expect(await store.tasksEnded())
+        #expect(failures.current.count == 1)
         #expect(failures.current.map { $0.error as? Boom } == [Boom(code: 5)])
     }
 
@@ -96,8 +100,8 @@ import Testing
         let (store, failures) = makeStore(middleware: [Middleware(effect)])
         store.dispatch(.add(1))
         store.dispatch(.add(2))
-        #expect(await waitUntil { failures.current.count == 1 && store.teardownHandlerCount <= 1 })
-        try? await Task.sleep(for: .milliseconds(20))  // a late report of run 1 would show up here
+        // Both runs' tasks ended, so a report of run 1 would have been made already.
+        #expect(await store.tasksEnded())
         #expect(failures.current.map { $0.error as? Boom } == [Boom(code: 2)])
     }
 
@@ -125,7 +129,8 @@ import Testing
         }
         #expect(await waitUntil { failures.current.count == 10 })
         gate.open()
-        #expect(await waitUntil { store.state.log.sorted() == ["done", "effect"] })
+        #expect(await store.tasksEnded())
+        #expect(store.state.log.sorted() == ["done", "effect"])
         #expect(try await sibling.value == true)
         #expect(Set(failures.current.compactMap { ($0.error as? Boom)?.code }) == Set((1...10).map { -$0 }))
     }

@@ -255,7 +255,7 @@ import Testing
             }
             producer.start()
             // No writer yet: the producer records `limit` actions, then waits in its next dispatch.
-            let deadline = ContinuousClock.now + .seconds(300)
+            let deadline = ContinuousClock.now + .seconds(180)
             while journal.lastSequence < UInt64(limit) && ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(1))
             }

@@ -32,6 +32,37 @@ import Testing
         #expect(store.state.count == 1 + 2 + 3 + 4)  // the reducer saw every action
     }
 
+    /// A time-based modifier inside a run performs its work after the run ended (it is not awaited): that work belongs
+    /// to no run any more, so its end cannot end the run in progress then.
+    @Test func delayedWorkOfAnEndedRunDoesNotEndTheCurrentRun() async {
+        let scheduler = TestScheduler()
+        let gate = AsyncGate()
+        let started = Locked<[Int]>([])
+        let delayed = Middlewares.delay(
+            .seconds(1),
+            on: scheduler,
+            SideEffect<TestState, TestAction> { action, _ async in
+                if action == .add(1) { started.append(-1) }  // the delayed task of the run of 1
+            }
+        )
+        let holds = SideEffect<TestState, TestAction> { action, api in
+            guard case .add(let value) = action, value != 1 else { return }
+            started.append(value)
+            api.start { _ in await gate.wait() }  // the run of `value` is in progress until the gate opens
+        }
+        let effect = Middlewares.takeLeading(Middlewares.combine(delayed, holds))
+        let store = Store(initialState: TestState(), reducer: testReducer, middleware: [Middleware(effect)])
+        store.dispatch(.add(1))  // its run hands the action to `delay` and ends
+        store.dispatch(.add(2))  // its run is in progress
+        scheduler.advance(by: .seconds(1))  // the delayed task of 1 starts, then ends, while the run of 2 runs
+        #expect(await waitUntil { started.current == [2, -1] && store.runningSideEffectTaskCount == 0 })
+        store.dispatch(.add(3))  // ignored: the run of 2 is still in progress
+        gate.open()
+        #expect(await store.tasksEnded())
+        store.dispatch(.add(4))
+        #expect(started.current == [2, -1, 4])
+    }
+
     @Test func exactlyOneRunStartsWhenEightThreadsDispatchWhileItRuns() async {
         let gate = AsyncGate()
         let started = Locked(0)

@@ -383,6 +383,35 @@ case "filter", "throttle", "throttle-runs", "debounce", "effect":
         store.dispatch(1)
     }
     consume(store.state)
+case "start", "send-async":
+    // The work a service starts: `start`, a side effect that starts an effect (`api.start`) for each dispatched
+    // action; `send-async`, an `async` side effect for each sent action, awaited through its `StoreTask`. Every task
+    // is waited for, so the count covers starting, running and ending them.
+    let done = DispatchSemaphore(value: 0)
+    if scenario == "start" {
+        let starts = SideEffect<Counter, Int> { action, api in api.start { _ in consume(action) } }
+        let store = Store(initialState: Counter(), reducer: reducer, middleware: [Middleware(starts)])
+        for _ in 0..<count {
+            store.dispatch(1)
+        }
+        Task.detached {
+            _ = await store.shutdown(timeout: .seconds(3_600))
+            done.signal()
+        }
+        done.wait()
+        consume(store.state)
+    } else {
+        let work = SideEffect<Counter, Int> { action, _ async in consume(action) }
+        let store = Store(initialState: Counter(), reducer: reducer, middleware: [Middleware(work)])
+        Task.detached {
+            for _ in 0..<count {
+                await store.send(1).finish()
+            }
+            done.signal()
+        }
+        done.wait()
+        consume(store.state)
+    }
 case "dependencies", "dependency-read":
     // A store with four dependencies set and `size` middleware; with `dependency-read`, the first middleware reads
     // one of them for every action.

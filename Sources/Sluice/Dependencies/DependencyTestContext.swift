@@ -4,14 +4,16 @@
 /// Test values are kept per container (and so per test store), not per process: a stateful test value (an
 /// incrementing id generator) starts afresh in each test and is shared by every read within one.
 ///
-/// `@unchecked Sendable`: `values` is guarded by `lock`; the other properties are immutable.
 @usableFromInline
-final class DependencyTestContext: @unchecked Sendable {
-    private let lock = Lock()
-    private var values: [ObjectIdentifier: any AnyObject & Sendable] = [:]
+final class DependencyTestContext: Sendable {
+    private let values: Locked<[ObjectIdentifier: any AnyObject & Sendable]>
     let onMissingTestValue: (@Sendable (MissingTestValue) -> Void)?
 
-    init(onMissingTestValue: (@Sendable (MissingTestValue) -> Void)?) {
+    init(
+        values: [ObjectIdentifier: any AnyObject & Sendable] = [:],
+        onMissingTestValue: (@Sendable (MissingTestValue) -> Void)?
+    ) {
+        self.values = Locked(values)
         self.onMissingTestValue = onMissingTestValue
     }
 
@@ -19,19 +21,17 @@ final class DependencyTestContext: @unchecked Sendable {
     /// this context's own handler (if any).
     func reporting(to handler: @escaping @Sendable (MissingTestValue) -> Void) -> DependencyTestContext {
         let previous = onMissingTestValue
-        let context = DependencyTestContext { missing in
+        return DependencyTestContext(values: values.withLock { $0 }) { missing in
             handler(missing)
             previous?(missing)
         }
-        context.values = lock.withLock { values }
-        return context
     }
 
     /// The test value of `Key`, built at its first read; a key without one is reported and read live.
     @usableFromInline
     func value<Key: StoreDependencyKey>(_ key: Key.Type, action: (any Sendable)?) -> Key.Value {
         let id = ObjectIdentifier(key)
-        if let box = lock.withLock({ values[id] }) {
+        if let box = values.withLock({ $0[id] }) {
             return unsafeDowncast(box, to: DependencyBox<Key.Value>.self).value
         }
         // Built outside the lock: a test value may read other dependencies.
@@ -50,7 +50,7 @@ final class DependencyTestContext: @unchecked Sendable {
         } catch {
             usageError("StoreDependencies: the test value of \(String(describing: key)) could not be built: \(error).")
         }
-        let box = lock.withLock { () -> any AnyObject & Sendable in
+        let box = values.withLock { values -> any AnyObject & Sendable in
             if let first = values[id] { return first }  // another thread built it first: keep one value
             let box = DependencyBox(built)
             values[id] = box

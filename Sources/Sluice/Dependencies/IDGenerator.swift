@@ -30,20 +30,14 @@ public struct IDGenerator: Sendable {
     /// Ids that count up from zero: `00000000-0000-0000-0000-000000000000`, then `…-000000000001`, and so on; each
     /// call of `incrementing()` makes a generator with its own count. Safe from any thread.
     public static func incrementing() -> IDGenerator {
-        let counter = Counter()
-        return IDGenerator { UUID(counting: counter.next()) }
-    }
-
-    /// `@unchecked Sendable`: `value` is guarded by `lock`.
-    private final class Counter: @unchecked Sendable {
-        private let lock = Lock()
-        private var value: UInt64 = 0
-
-        func next() -> UInt64 {
-            lock.withLock {
-                defer { value &+= 1 }
-                return value
-            }
+        let count = Locked<UInt64>(0)
+        return IDGenerator {
+            UUID(
+                counting: count.withLock { count in
+                    defer { count &+= 1 }
+                    return count
+                }
+            )
         }
     }
 }

@@ -36,13 +36,12 @@ public struct RandomSource: RandomNumberGenerator, Sendable {
         RandomSource(.seeded(SplitMix64(state: seed)))
     }
 
-    /// `@unchecked Sendable`: the seeded state is guarded by `lock`; the system generator has no state.
-    private final class Generator: @unchecked Sendable {
-        private let lock = Lock()
-        private var seeded: SplitMix64?
+    /// The seeded state behind its lock; the system generator has no state.
+    private final class Generator: Sendable {
+        private let seeded: Locked<SplitMix64?>
 
         private init(seeded: SplitMix64?) {
-            self.seeded = seeded
+            self.seeded = Locked(seeded)
         }
 
         static var system: Generator { Generator(seeded: nil) }
@@ -50,7 +49,7 @@ public struct RandomSource: RandomNumberGenerator, Sendable {
         static func seeded(_ generator: SplitMix64) -> Generator { Generator(seeded: generator) }
 
         func next() -> UInt64 {
-            lock.withLock {
+            seeded.withLock { seeded in
                 if seeded != nil {
                     return seeded!.next()
                 }

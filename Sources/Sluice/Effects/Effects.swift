@@ -117,22 +117,28 @@ extension Store {
     /// Each one's `Task` is cancelled and its API's dispatches do nothing from now on. An id with no running effect
     /// is ignored.
     public func cancel(id: some Hashable & Sendable) {
-        core.effects.cancel(id: AnyHashable(id))
+        core.work.cancel(id: EffectID(base: id))
     }
 
     /// The number of asynchronous effects started and neither finished nor cancelled (for tests).
     package var runningEffectCount: Int {
-        core.effects.count
+        core.work.listedEffectCount
+    }
+
+    /// Waits until no task of an effect or of an `async` side effect runs, or until `deadline`; returns whether none
+    /// runs (for the test store). The store's ledger resumes the wait when the last task ends.
+    package func waitForRunningTasks(until deadline: ContinuousClock.Instant) async -> Bool {
+        await core.work.waitForTasks(excluding: nil, until: deadline)
     }
 
     /// The number of ids under which an effect is running (for tests).
     package var runningEffectIDCount: Int {
-        core.effects.idCount
+        core.work.effectIDCount
     }
 
     /// The number of effects running under `id` (for tests).
     package func runningEffectCount(id: some Hashable & Sendable) -> Int {
-        core.effects.count(id: AnyHashable(id))
+        core.work.effectCount(id: EffectID(base: id))
     }
 }
 
@@ -187,7 +193,7 @@ extension MiddlewareAPI {
 
     /// Cancels every running effect of the store that was started with `id`; see ``Store/cancel(id:)``.
     public func cancel(id: some Hashable & Sendable) {
-        core.effects.cancel(id: AnyHashable(id))
+        core.work.cancel(id: EffectID(base: id))
     }
 }
 
@@ -209,23 +215,24 @@ extension StoreCore {
         _ work: @escaping @Sendable (MiddlewareAPI<State, Action>) async throws -> T
     ) -> Task<T, any Error> {
         let cancellation = Cancellation(parent: parent)
-        let effects = self.effects
-        let token = effects.register(cancellation, id: id.map { AnyHashable($0) }, cancelInFlight: cancelInFlight)
-        let api = MiddlewareAPI(core: self, cancellation: cancellation)
         let storeWork = self.work
-        let workToken = storeWork.begin(.effect)
-        // An effect started by a `takeLeading` run is part of that run.
-        let activity = cancellation.activity
-        activity?.begin()
+        // One entry in the store's ledger: listed under its id, part of the `takeLeading` run that started it (if
+        // any), and of the send group of the `send` being processed on this thread (if any).
+        let token = storeWork.begin(
+            .effect,
+            id: id.map { EffectID(base: $0) },
+            cancelInFlight: cancelInFlight,
+            cancellation: cancellation,
+            group: sendGroupOfCurrentRun()
+        )
+        let api = MiddlewareAPI(core: self, cancellation: cancellation)
         let task = Task {
             defer {
-                effects.finish(token)
                 cancellation.detachFromParent()
-                storeWork.end(workToken)
-                activity?.endTask()
+                storeWork.end(token)
             }
             do {
-                return try await storeWork.track(workToken) {
+                return try await storeWork.track(token) {
                     try await withTaskCancellationHandler {
                         try await api.withDependenciesBound(for: nil) { try await work(api) }
                     } onCancel: {
@@ -242,8 +249,6 @@ extension StoreCore {
             }
         }
         cancellation.onCancel { task.cancel() }
-        // Started while a `send` is processed on this thread: its `StoreTask` follows the effect.
-        trackTask(cancel: { cancellation.cancel() }, finish: { _ = try? await task.value })
         return task
     }
 }

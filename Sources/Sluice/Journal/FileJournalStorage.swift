@@ -20,9 +20,7 @@ import Darwin
 ///
 /// A record that a crash cut short can only be the last one of the last segment: ``lastSequence()`` truncates it.
 /// Any other record that fails its checksum stops reading with ``JournalError/corruptRecord(file:offset:)``.
-///
-/// `@unchecked Sendable`: every mutable property is read and written with `lock` held.
-public final class FileJournalStorage: JournalStorage, @unchecked Sendable {
+public final class FileJournalStorage: JournalStorage, Sendable {
     /// The journal's directory.
     public let directory: String
     /// The size in bytes after which appends go to a new segment file.
@@ -30,16 +28,20 @@ public final class FileJournalStorage: JournalStorage, @unchecked Sendable {
     /// How long ``acquire()`` waits for a held lock before it refuses.
     public let lockWait: Duration
 
-    private let lock = Lock()
-    private var lockDescriptor: Int32 = -1
-    /// The segment that appends go to; -1 when the next append starts a new segment.
-    private var segmentDescriptor: Int32 = -1
-    private var segmentName = ""
-    private var segmentLength = 0
-    private var segmentHasRecords = false
-    private var last: UInt64 = 0
-    /// Whether the segment has data that was not synced yet.
-    private var needsSync = false
+    /// The open files and positions, behind their lock (reading a segment or a snapshot happens outside it).
+    private struct Files: Sendable {
+        var lockDescriptor: Int32 = -1
+        /// The segment that appends go to; -1 when the next append starts a new segment.
+        var segmentDescriptor: Int32 = -1
+        var segmentName = ""
+        var segmentLength = 0
+        var segmentHasRecords = false
+        var last: UInt64 = 0
+        /// Whether the segment has data that was not synced yet.
+        var needsSync = false
+    }
+
+    private let files = Locked(Files())
 
     static let segmentMagic: [UInt8] = Array("SLUICEJ1".utf8)
     static let snapshotMagic: [UInt8] = Array("SLUICES1".utf8)
@@ -61,11 +63,11 @@ public final class FileJournalStorage: JournalStorage, @unchecked Sendable {
     }
 
     deinit {
-        closeFiles()
+        files.withLock { closeFiles(&$0) }
     }
 
     public func acquire() throws(JournalError) {
-        try lock.withLock { () throws(JournalError) in
+        try files.withLock { files throws(JournalError) in
             if mkdir(directory, 0o755) != 0 && errno != EEXIST {
                 throw .io(operation: "mkdir", path: directory, errno: errno)
             }
@@ -88,15 +90,15 @@ public final class FileJournalStorage: JournalStorage, @unchecked Sendable {
                 if error == EWOULDBLOCK { throw .locked(directory: directory) }
                 throw .io(operation: "flock", path: path, errno: error)
             }
-            lockDescriptor = descriptor
+            files.lockDescriptor = descriptor
         }
     }
 
     public func lastSequence() throws(JournalError) -> UInt64 {
-        try lock.withLock { () throws(JournalError) -> UInt64 in
+        try files.withLock { files throws(JournalError) -> UInt64 in
             let segments = try listSegments()
             guard let newest = segments.last else {
-                last = 0
+                files.last = 0
                 return 0
             }
             let path = directory + "/" + newest.name
@@ -110,7 +112,7 @@ public final class FileJournalStorage: JournalStorage, @unchecked Sendable {
             let descriptor = open(path, O_WRONLY | O_CLOEXEC)
             guard descriptor >= 0 else { throw .io(operation: "open", path: path, errno: errno) }
             if end.length < bytes.count {
-                // A torn last record (or a torn segment header): cut it off before appending after it.
+                // A torn files.last record (or a torn segment header): cut it off before appending after it.
                 if ftruncate(descriptor, off_t(end.length)) != 0 || fsync(descriptor) != 0 {
                     let error = errno
                     closeDescriptor(descriptor)
@@ -126,17 +128,17 @@ public final class FileJournalStorage: JournalStorage, @unchecked Sendable {
                 }
             }
             lseek(descriptor, 0, SEEK_END)
-            segmentDescriptor = descriptor
-            segmentName = newest.name
-            segmentLength = max(end.length, Self.segmentMagic.count)
-            segmentHasRecords = end.last >= newest.first
-            last = end.last
-            return last
+            files.segmentDescriptor = descriptor
+            files.segmentName = newest.name
+            files.segmentLength = max(end.length, Self.segmentMagic.count)
+            files.segmentHasRecords = end.last >= newest.first
+            files.last = end.last
+            return files.last
         }
     }
 
     public func snapshotSequences() throws(JournalError) -> [UInt64] {
-        try lock.withLock { () throws(JournalError) in
+        try files.withLock { files throws(JournalError) in
             try listFiles(prefix: "snapshot-", suffix: ".snap").map(\.sequence).sorted(by: >)
         }
     }
@@ -173,7 +175,7 @@ public final class FileJournalStorage: JournalStorage, @unchecked Sendable {
         after sequence: UInt64,
         _ body: (_ sequence: UInt64, _ payload: UnsafeRawBufferPointer) throws(JournalError) -> Void
     ) throws(JournalError) {
-        let segments = try lock.withLock { () throws(JournalError) in try listSegments() }
+        let segments = try files.withLock { _ throws(JournalError) in try listSegments() }
         guard !segments.isEmpty else { return }
         let wanted = sequence + 1
         guard let start = segments.lastIndex(where: { $0.first <= wanted }) else {
@@ -203,22 +205,22 @@ public final class FileJournalStorage: JournalStorage, @unchecked Sendable {
 
     public func append(_ records: [JournalRecord]) throws(JournalError) {
         guard let first = records.first else { return }
-        try lock.withLock { () throws(JournalError) in
-            if segmentDescriptor >= 0 && segmentLength >= segmentSize && segmentHasRecords {
-                closeSegment()
+        try files.withLock { files throws(JournalError) in
+            if files.segmentDescriptor >= 0 && files.segmentLength >= segmentSize && files.segmentHasRecords {
+                closeSegment(&files)
             }
-            if segmentDescriptor < 0 {
-                try startSegment(first: first.sequence)
+            if files.segmentDescriptor < 0 {
+                try startSegment(first: first.sequence, &files)
             }
-            let path = directory + "/" + segmentName
+            let path = directory + "/" + files.segmentName
             var bytes: [UInt8] = []
             bytes.reserveCapacity(records.reduce(0) { $0 + $1.payload.count + Self.recordOverhead })
-            var expected = last + 1
+            var expected = files.last + 1
             for record in records {
                 guard record.sequence == expected else {
                     throw .unexpectedSequence(
                         file: path,
-                        offset: segmentLength + bytes.count,
+                        offset: files.segmentLength + bytes.count,
                         expected: expected,
                         found: record.sequence
                     )
@@ -229,38 +231,38 @@ public final class FileJournalStorage: JournalStorage, @unchecked Sendable {
             try withBytes(bytes) { buffer throws(JournalError) in
                 var offset = 0
                 while offset < buffer.count {
-                    let written = write(segmentDescriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                    let written = write(files.segmentDescriptor, buffer.baseAddress! + offset, buffer.count - offset)
                     if written < 0 {
                         if errno == EINTR { continue }
                         let error = errno
                         // Leave the segment as it was, so that the records already written stay readable.
-                        _ = ftruncate(segmentDescriptor, off_t(segmentLength))
+                        _ = ftruncate(files.segmentDescriptor, off_t(files.segmentLength))
                         throw .io(operation: "write", path: path, errno: error)
                     }
                     offset += written
                 }
             }
-            segmentLength += bytes.count
-            segmentHasRecords = true
-            needsSync = true
-            last = expected - 1
+            files.segmentLength += bytes.count
+            files.segmentHasRecords = true
+            files.needsSync = true
+            files.last = expected - 1
         }
     }
 
     public func sync() throws(JournalError) {
-        try lock.withLock { () throws(JournalError) in
-            // Nothing written since the last sync (a journal opened only to be read, say): no system call.
-            guard segmentDescriptor >= 0, needsSync else { return }
+        try files.withLock { files throws(JournalError) in
+            // Nothing written since the files.last sync (a journal opened only to be read, say): no system call.
+            guard files.segmentDescriptor >= 0, files.needsSync else { return }
             #if canImport(Darwin)
-            let result = fsync(segmentDescriptor)
+            let result = fsync(files.segmentDescriptor)
             #else
             // fdatasync also writes the file size, which a reader needs; it skips only the timestamps.
-            let result = fdatasync(segmentDescriptor)
+            let result = fdatasync(files.segmentDescriptor)
             #endif
             if result != 0 {
-                throw .io(operation: "fsync", path: directory + "/" + segmentName, errno: errno)
+                throw .io(operation: "fsync", path: directory + "/" + files.segmentName, errno: errno)
             }
-            needsSync = false
+            files.needsSync = false
         }
     }
 
@@ -278,13 +280,13 @@ public final class FileJournalStorage: JournalStorage, @unchecked Sendable {
         guard rename(temporary, path) == 0 else { throw .io(operation: "rename", path: path, errno: errno) }
         try syncDirectory()
         // The next record starts a new segment, so that compaction can drop the segments this snapshot covers.
-        lock.withLock {
-            if segmentHasRecords { closeSegment() }
+        files.withLock { files in
+            if files.segmentHasRecords { closeSegment(&files) }
         }
     }
 
     public func compact(keepingSnapshots keeping: Int) throws(JournalError) {
-        try lock.withLock { () throws(JournalError) in
+        try files.withLock { files throws(JournalError) in
             let snapshots = try listFiles(prefix: "snapshot-", suffix: ".snap").sorted { $0.sequence > $1.sequence }
             guard keeping > 0, snapshots.count >= keeping else { return }
             for old in snapshots.dropFirst(keeping) {
@@ -294,7 +296,7 @@ public final class FileJournalStorage: JournalStorage, @unchecked Sendable {
             let floor = snapshots[keeping - 1].sequence
             let segments = try listSegments()
             for index in segments.indices.dropLast() where segments[index + 1].first - 1 <= floor {
-                if segments[index].name != segmentName {
+                if segments[index].name != files.segmentName {
                     unlink(directory + "/" + segments[index].name)
                 }
             }
@@ -303,31 +305,31 @@ public final class FileJournalStorage: JournalStorage, @unchecked Sendable {
     }
 
     public func close() {
-        lock.withLock { closeFiles() }
+        files.withLock { closeFiles(&$0) }
     }
 
     // MARK: - Files
 
-    private func closeFiles() {
-        closeSegment()
-        if lockDescriptor >= 0 {
-            closeDescriptor(lockDescriptor)
-            lockDescriptor = -1
+    private func closeFiles(_ files: inout Files) {
+        closeSegment(&files)
+        if files.lockDescriptor >= 0 {
+            closeDescriptor(files.lockDescriptor)
+            files.lockDescriptor = -1
         }
     }
 
-    private func closeSegment() {
-        if segmentDescriptor >= 0 {
-            if needsSync {
-                _ = fsync(segmentDescriptor)
-                needsSync = false
+    private func closeSegment(_ files: inout Files) {
+        if files.segmentDescriptor >= 0 {
+            if files.needsSync {
+                _ = fsync(files.segmentDescriptor)
+                files.needsSync = false
             }
-            closeDescriptor(segmentDescriptor)
-            segmentDescriptor = -1
+            closeDescriptor(files.segmentDescriptor)
+            files.segmentDescriptor = -1
         }
     }
 
-    private func startSegment(first: UInt64) throws(JournalError) {
+    private func startSegment(first: UInt64, _ files: inout Files) throws(JournalError) {
         let name = Self.segmentName(first)
         let path = directory + "/" + name
         let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o644)
@@ -340,10 +342,10 @@ public final class FileJournalStorage: JournalStorage, @unchecked Sendable {
             throw .io(operation: "write", path: path, errno: error)
         }
         try syncDirectory()
-        segmentDescriptor = descriptor
-        segmentName = name
-        segmentLength = Self.segmentMagic.count
-        segmentHasRecords = false
+        files.segmentDescriptor = descriptor
+        files.segmentName = name
+        files.segmentLength = Self.segmentMagic.count
+        files.segmentHasRecords = false
     }
 
     private func writeDurably(_ bytes: [UInt8], to path: String) throws(JournalError) {

@@ -52,11 +52,10 @@ extension Middlewares {
 
 /// Counts the included actions of one store and picks those to log.
 ///
-/// `@unchecked Sendable`: `count` is read and written only with `lock` held. A lock is needed although the
-/// store serializes its dispatches: a middleware before this one may call `next` from another thread.
-final class LogSampler: @unchecked Sendable {
-    private let lock = Lock()
-    private var count: UInt64 = 0
+/// The count is behind a lock although the store serializes its dispatches: a middleware before this one may call
+/// `next` from another thread.
+final class LogSampler: Sendable {
+    private let count = Locked<UInt64>(0)
     private let kind: Middlewares.LogSampling.Kind
 
     init(_ kind: Middlewares.LogSampling.Kind) {
@@ -65,7 +64,7 @@ final class LogSampler: @unchecked Sendable {
 
     /// Counts one action and returns whether to log it.
     func shouldLog() -> Bool {
-        let index = lock.withLock {
+        let index = count.withLock { count in
             defer { count &+= 1 }
             return count
         }

@@ -51,24 +51,23 @@ public final class ScheduledWork: Sendable {
     }
 }
 
-/// `@unchecked Sendable`: `work` is guarded by `lock`.
-private final class LockedWork: @unchecked Sendable {
-    private let lock = Lock()
-    private var work: (@Sendable () -> Void)?
+/// The work of a ``ScheduledWork`` until it runs or is cancelled.
+private struct LockedWork: Sendable {
+    private let work: Locked<(@Sendable () -> Void)?>
 
     init(_ work: @escaping @Sendable () -> Void) {
-        self.work = work
+        self.work = Locked(work)
     }
 
     func take() -> (@Sendable () -> Void)? {
-        lock.withLock {
+        work.withLock { work in
             defer { work = nil }
             return work
         }
     }
 
     var isPending: Bool {
-        lock.withLock { work != nil }
+        work.withLock { $0 != nil }
     }
 }
 

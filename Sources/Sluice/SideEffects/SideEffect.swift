@@ -73,13 +73,19 @@ public struct SideEffect<State: Sendable, Action: Sendable>: Sendable {
             install: { _ in
                 { action, api in
                     let cancellation = api.runCancellation
-                    let task = TaskHandle()
-                    guard let key = cancellation.onCancel({ task.cancel() }) else { return }
-                    let activity = cancellation.activity
-                    activity?.begin()
                     let work = api.core.work
-                    let token = work.begin(.sideEffect)
-                    task.start {
+                    // One entry in the store's ledger, part of the run's `takeLeading` run and of the send group of
+                    // the `send` being processed on this thread, if any; it holds the task once it exists.
+                    let token = work.begin(
+                        .sideEffect,
+                        cancellation: cancellation,
+                        group: api.core.sendGroupOfCurrentRun()
+                    )
+                    guard let key = cancellation.onCancel({ work.cancelTask(token) }) else {
+                        work.end(token, ran: false)  // the run was cancelled already: no task
+                        return
+                    }
+                    let task = Task {
                         do {
                             try await work.track(token) {
                                 try await api.withDependenciesBound(for: action) { try await run(action, api) }
@@ -90,10 +96,9 @@ public struct SideEffect<State: Sendable, Action: Sendable>: Sendable {
                             }
                         }
                         cancellation.removeHandler(key)
-                        activity?.endTask()
                         work.end(token)
                     }
-                    api.core.trackTask(cancel: { task.cancel() }, finish: { await task.wait() })
+                    work.attach(token, task)
                 }
             }
         )
@@ -132,40 +137,9 @@ extension Middleware {
     }
 }
 
-/// A task that can be cancelled before it exists: `cancel()` then cancels it as soon as it starts.
-///
-/// `@unchecked Sendable`: `task` and `isCancelled` are guarded by `lock`.
-final class TaskHandle: @unchecked Sendable {
-    private let lock = Lock()
-    private var task: Task<Void, Never>?
-    private var isCancelled = false
-
-    func start(_ operation: sending @escaping @isolated(any) () async -> Void) {
-        let task = Task(operation: operation)
-        let cancelNow: Bool = lock.withLock {
-            self.task = task
-            return isCancelled
-        }
-        if cancelNow { task.cancel() }
-    }
-
-    /// Waits until the task has finished (at once if it was never started).
-    func wait() async {
-        await lock.withLock { task }?.value
-    }
-
-    func cancel() {
-        let task: Task<Void, Never>? = lock.withLock {
-            isCancelled = true
-            return self.task
-        }
-        task?.cancel()
-    }
-}
-
 extension Store {
     /// The number of tasks of asynchronous side effects (``SideEffect/init(_:)-(_)`` with an `async` closure)
-    /// whose work has not returned yet (for tests), from the store's one count of running tasks.
+    /// whose work has not returned yet (for tests), from the store's ledger of running work.
     package var runningSideEffectTaskCount: Int {
         core.work.runningSideEffectTaskCount
     }

@@ -16,10 +16,15 @@ extension Middlewares {
     public static func takeLatest<State, Action>(_ effect: SideEffect<State, Action>) -> SideEffect<State, Action> {
         SideEffect(accepts: effect.accepts) { storeAPI in
             let handler = effect.install(storeAPI)
-            let current = LatestRun()
+            let current = Locked<Cancellation?>(nil)
             return { action, api in
                 let run = Cancellation(parent: api.runCancellation)
-                current.replace(with: run)?.cancel()
+                // Makes `run` the current one; the previous one is cancelled outside the lock.
+                let previous = current.withLock { current in
+                    defer { current = run }
+                    return current
+                }
+                previous?.cancel()
                 handler(action, api.cancellable(by: run))
             }
         }
@@ -37,21 +42,5 @@ extension Middlewares {
         _ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) -> Void
     ) -> SideEffect<State, Action> {
         takeLatest(SideEffect(run))
-    }
-}
-
-/// The cancellation of the current run of a `takeLatest`, for one store.
-///
-/// `@unchecked Sendable`: `run` is guarded by `lock`.
-private final class LatestRun: @unchecked Sendable {
-    private let lock = Lock()
-    private var run: Cancellation?
-
-    /// Makes `new` the current run and returns the previous one.
-    func replace(with new: Cancellation) -> Cancellation? {
-        lock.withLock {
-            defer { run = new }
-            return run
-        }
     }
 }

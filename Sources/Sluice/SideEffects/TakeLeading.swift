@@ -25,11 +25,14 @@ extension Middlewares {
             let current = LeadingRun()
             return { action, api in
                 guard current.tryStart() else { return }
-                let activity = RunActivity(parent: api.cancellation?.activity) { current.finish() }
-                let run = Cancellation(parent: api.runCancellation, activity: activity)
+                // The run is an entry of the store's ledger, under way until its call returned and the tasks
+                // started in it (their cancellations carry the run) ended.
+                let work = api.core.work
+                let token = work.beginRun(in: api.cancellation?.run) { current.finish() }
+                let run = Cancellation(parent: api.runCancellation, run: token)
                 current.started(run)
                 handler(action, api.cancellable(by: run))
-                activity.end()
+                work.endRun(token)
             }
         }
     }
@@ -51,33 +54,35 @@ extension Middlewares {
 
 /// Whether a run of a `takeLeading` is in progress, for one store.
 ///
-/// `@unchecked Sendable`: `isRunning` and `run` are guarded by `lock`.
-private final class LeadingRun: @unchecked Sendable {
-    private let lock = Lock()
-    private var isRunning = false
-    private var run: Cancellation?
+private final class LeadingRun: Sendable {
+    private struct Current {
+        var isRunning = false
+        var run: Cancellation?
+    }
+
+    private let current = Locked(Current())
 
     /// Starts a run unless one is in progress; returns whether it did.
     func tryStart() -> Bool {
-        lock.withLock {
-            if isRunning { return false }
-            isRunning = true
+        current.withLock {
+            if $0.isRunning { return false }
+            $0.isRunning = true
             return true
         }
     }
 
     /// The cancellation of the run that ``tryStart()`` admitted.
     func started(_ run: Cancellation) {
-        lock.withLock { self.run = run }
+        current.withLock { $0.run = run }
     }
 
     /// The run is over: the next action may start one. Its cancellation stops following the store's, so that
     /// finished runs do not pile up there.
     func finish() {
-        let run: Cancellation? = lock.withLock {
-            isRunning = false
-            defer { self.run = nil }
-            return self.run
+        let run: Cancellation? = current.withLock { current in
+            current.isRunning = false
+            defer { current.run = nil }
+            return current.run
         }
         run?.detachFromParent()
     }

@@ -41,7 +41,10 @@ struct EffectRun<State: Sendable, Action: Sendable>: Sendable {
 /// (left by delayed runs that another thread performs, say) runs before shutdown returns.
 ///
 /// `@unchecked Sendable`: `machine`, `runs`, `timer`, `handoffPending`, `isClosing` and the closing state are
-/// guarded by `lock`.
+/// guarded by `lock`. They are not one ``Locked`` value because the per-action path (``receive(_:)``, ``perform(_:_:)``)
+/// takes and gives up the lock with `lock()` and `unlock()` around the machine's call, with a rare closing branch in
+/// between, so that the common path inlines without a closure and its context; the fields are
+/// `@exclusivity(unchecked)` for the same reason (callgrind, `DispatchProfile throttle`).
 ///
 /// The per-action path is `@inlinable`, so that it is specialized for the store's state and action types in the
 /// caller's module: unspecialized, it built generic type metadata on every action (about 2,000 instructions for

@@ -143,13 +143,17 @@ extension StoreCore {
         return report
     }
 
-    /// Waits, polling, until no thread is dispatching on the store or waiting in line to (the pipeline is idle
-    /// while a thread woken to take it is on its way), or until `deadline`.
+    /// Waits until no thread is dispatching on the store or waiting in line to (the pipeline is idle while a thread
+    /// woken to take it is on its way), until `deadline`, or until the calling task is cancelled.
+    ///
+    /// Not polled: while the store refuses dispatches, every owner that leaves the pipeline idle tells the ledger
+    /// (``StoreWork/pipelineWentIdle()``), which wakes this wait to look again. The generation read before looking
+    /// keeps a release made between the look and the wait from being missed.
     func waitForFreePipeline(until deadline: ContinuousClock.Instant) async {
-        while lock.withLock({ pipeline.isOwned || pipeline.waiterCount > 0 || !pipeline.woken.isEmpty })
-            && ContinuousClock.now < deadline && !Task.isCancelled
-        {
-            try? await Task.sleep(for: .milliseconds(1))
+        while !Task.isCancelled {
+            let generation = work.pipelineIdleGeneration
+            let isBusy = lock.withLock { pipeline.isOwned || pipeline.waiterCount > 0 || !pipeline.woken.isEmpty }
+            guard isBusy, await work.waitForPipelineIdle(after: generation, until: deadline) else { return }
         }
     }
 

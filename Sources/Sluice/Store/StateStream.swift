@@ -93,34 +93,36 @@ public struct StateStream<Element: Sendable>: AsyncSequence, Sendable {
 /// The store's subscriber and teardown handler refer to the buffer weakly, so that releasing the iterator releases
 /// the buffer, whose `deinit` ends the subscription.
 ///
-/// `@unchecked Sendable`: every mutable property is read and written with `lock` held. `lock` is taken inside the
-/// store's lock (the first value arrives from `subscribe`, which holds it) and never the other way round: the
-/// subscription is cancelled after `lock` is released.
+/// Its state is one ``Locked`` value. That lock is taken inside the store's lock (the first value arrives from
+/// `subscribe`, which holds it) and never the other way round: the subscription is cancelled after it is released.
 ///
 /// Waking a waiting `next()` and the thread sanitizer: the waiter's continuation carries no value, it is resumed
-/// with `lock` held, and the woken task takes `lock` before it does anything else (to take the value). This is not
-/// needed for correctness; it keeps `swift test --sanitize=thread` quiet. When a continuation is resumed from another
-/// thread after `withUnsafeContinuation`'s closure returned but before the task finished suspending, the Swift
-/// runtime (6.3.1) lets the task continue at once in `swift_continuation_await`, ordered by an atomic that the
+/// with the lock held, and the woken task takes the lock before it does anything else (to take the value). This is
+/// not needed for correctness; it keeps `swift test --sanitize=thread` quiet. When a continuation is resumed from
+/// another thread after `withUnsafeContinuation`'s closure returned but before the task finished suspending, the
+/// Swift runtime (6.3.1) lets the task continue at once in `swift_continuation_await`, ordered by an atomic that the
 /// sanitizer cannot see (the runtime is not instrumented, and that path lacks the `__tsan_acquire` that the ordinary
 /// path through the executor has). The resumer's read of the continuation's context then looks unordered with the
 /// task's next writes to the same task-allocator memory, and the sanitizer reported a data race in
 /// `withUnsafeContinuation` against `UnsafeContinuation.resume` in `send` (a false positive: the atomic orders
-/// them). Resuming inside `lock`, and taking `lock` right after waking, gives the sanitizer an ordering it sees:
+/// them). Resuming inside the lock, and taking the lock right after waking, gives the sanitizer an ordering it sees:
 /// everything the resumer did happens before the woken task's next access to its memory.
-final class StreamBuffer<Element: Sendable>: @unchecked Sendable {
-    private let lock = Lock()
+final class StreamBuffer<Element: Sendable>: Sendable {
+    private struct Buffer: Sendable {
+        /// The newest value not yet delivered.
+        var pending: Element?
+        /// The value `next()` returned last, to skip repeats of it.
+        var lastDelivered: Element?
+        /// The continuation of a `next()` that waits for a value or the end; resumed with the lock held. The value
+        /// is left in `pending` for the woken task to take.
+        var waiter: UnsafeContinuation<Void, Never>?
+        var isFinished = false
+        var subscription: Subscription?
+        var removeTeardownHandler: (@Sendable () -> Void)?
+    }
+
+    private let buffer = Locked(Buffer())
     private let isRepeat: (@Sendable (Element, Element) -> Bool)?
-    /// The newest value not yet delivered.
-    private var pending: Element?
-    /// The value `next()` returned last, to skip repeats of it.
-    private var lastDelivered: Element?
-    /// The continuation of a `next()` that waits for a value or the end; resumed with `lock` held. The value is
-    /// left in `pending` for the woken task to take.
-    private var waiter: UnsafeContinuation<Void, Never>?
-    private var isFinished = false
-    private var subscription: Subscription?
-    private var removeTeardownHandler: (@Sendable () -> Void)?
 
     init(handle: any StateHandle<Element>, isRepeat: (@Sendable (Element, Element) -> Bool)?) {
         self.isRepeat = isRepeat
@@ -135,10 +137,10 @@ final class StreamBuffer<Element: Sendable>: @unchecked Sendable {
         let removeTeardownHandler: @Sendable () -> Void = {
             if let teardownKey { lifetime.removeHandler(teardownKey) }
         }
-        let attached: Bool = lock.withLock {
-            guard !isFinished else { return false }
-            self.subscription = subscription
-            self.removeTeardownHandler = removeTeardownHandler
+        let attached: Bool = buffer.withLock {
+            guard !$0.isFinished else { return false }
+            $0.subscription = subscription
+            $0.removeTeardownHandler = removeTeardownHandler
             return true
         }
         if !attached {
@@ -149,29 +151,29 @@ final class StreamBuffer<Element: Sendable>: @unchecked Sendable {
     }
 
     deinit {
-        removeTeardownHandler?()
+        buffer.withLock { $0.removeTeardownHandler }?()
         // `subscription` is released with the buffer, which cancels it.
     }
 
     /// Receives the value at the moment the subscription starts (called with the store's lock held).
     private func start(with initial: Element) {
-        lock.withLock { pending = initial }
+        buffer.withLock { $0.pending = initial }
     }
 
     /// Receives the value after an action: keeps it as the newest one, and wakes a waiting `next()`.
     private func send(_ value: Element) {
-        lock.withLock {
-            guard !isFinished else { return }
+        buffer.withLock { buffer in
+            guard !buffer.isFinished else { return }
             // The newest value wins; one equal to the last delivered cancels a pending change (and a woken `next()`
             // that finds nothing waits again).
-            if let isRepeat, let lastDelivered, isRepeat(lastDelivered, value) {
-                pending = nil
+            if let isRepeat, let lastDelivered = buffer.lastDelivered, isRepeat(lastDelivered, value) {
+                buffer.pending = nil
                 return
             }
-            pending = value
-            // With `lock` held: see the type's comment.
-            waiter?.resume()
-            waiter = nil
+            buffer.pending = value
+            // With the lock held: see the type's comment.
+            buffer.waiter?.resume()
+            buffer.waiter = nil
         }
     }
 
@@ -180,23 +182,22 @@ final class StreamBuffer<Element: Sendable>: @unchecked Sendable {
     /// - Parameter droppingPending: `true` when the task was cancelled (nothing more is delivered); `false` when the
     ///   store went away (the newest value is still delivered, then `nil`).
     private func finish(droppingPending: Bool) {
-        lock.lock()
-        guard !isFinished else {
-            lock.unlock()
-            return
+        let ended: (Subscription?, (@Sendable () -> Void)?)? = buffer.withLock { buffer in
+            guard !buffer.isFinished else { return nil }
+            buffer.isFinished = true
+            if droppingPending {
+                buffer.pending = nil
+            }
+            // With the lock held: see the type's comment.
+            buffer.waiter?.resume()
+            buffer.waiter = nil
+            defer {
+                buffer.subscription = nil
+                buffer.removeTeardownHandler = nil
+            }
+            return (buffer.subscription, buffer.removeTeardownHandler)
         }
-        isFinished = true
-        if droppingPending {
-            pending = nil
-        }
-        // With `lock` held: see the type's comment.
-        waiter?.resume()
-        waiter = nil
-        let subscription = self.subscription
-        self.subscription = nil
-        let removeTeardownHandler = self.removeTeardownHandler
-        self.removeTeardownHandler = nil
-        lock.unlock()
+        guard let (subscription, removeTeardownHandler) = ended else { return }
         subscription?.cancel()
         removeTeardownHandler?()
     }
@@ -220,16 +221,16 @@ final class StreamBuffer<Element: Sendable>: @unchecked Sendable {
             // was withdrawn before this task ran (a repeat of the last delivered one) means waiting again.
             await withTaskCancellationHandler {
                 await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
-                    lock.lock()
-                    if pending != nil || isFinished {
-                        lock.unlock()
-                        continuation.resume()
-                    } else {
-                        if waiter != nil {
+                    let resumeNow: Bool = buffer.withLock { buffer in
+                        if buffer.pending != nil || buffer.isFinished { return true }
+                        if buffer.waiter != nil {
                             usageError("StateStream: an iterator was used by two tasks at once.")
                         }
-                        waiter = continuation
-                        lock.unlock()
+                        buffer.waiter = continuation
+                        return false
+                    }
+                    if resumeNow {
+                        continuation.resume()
                     }
                 }
             } onCancel: {
@@ -246,13 +247,13 @@ final class StreamBuffer<Element: Sendable>: @unchecked Sendable {
 
     /// Takes the pending value; otherwise says whether the iteration ended or the caller must wait.
     private func poll() -> Poll {
-        lock.withLock {
-            if let value = pending {
-                pending = nil
-                lastDelivered = value
+        buffer.withLock { buffer in
+            if let value = buffer.pending {
+                buffer.pending = nil
+                buffer.lastDelivered = value
                 return .value(value)
             }
-            return isFinished ? .finished : .empty
+            return buffer.isFinished ? .finished : .empty
         }
     }
 }

@@ -63,7 +63,8 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         pipelineStorage.run.waited
     }
     /// Whether the owner is processing the action of a `send` (with the actions it caused), whose ``StoreTask``
-    /// tracks the tasks started meanwhile in `trackedWork`. Written and read only by the pipeline's owner, with
+    /// follows the tasks started meanwhile: `trackedWork` is their send group in the store's ``StoreWork``, made
+    /// at the first (see ``sendGroupOfCurrentRun()``). Written and read only by the pipeline's owner, with
     /// `lock` held.
     @usableFromInline @exclusivity(unchecked)
     var isTrackingWork = false
@@ -87,12 +88,12 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// The Observation registrar of the store.
     @usableFromInline
     let observation = StoreObservation()
-    /// The running effects of the store, by id.
-    let effects = EffectRegistry()
     /// Set when shutdown ended; ``alive`` is then `false`. (Whether dispatches are accepted is the pipeline's
     /// ``PipelineStateMachine/Phase``.)
     var isShutDown = false
-    /// The tasks, owed runs and failure handler that shutdown and the error channel need.
+    /// The ledger of running work (effects, side-effect tasks, `takeLeading` runs, send groups), the owed runs
+    /// and the failure handler that shutdown and the error channel need.
+    @usableFromInline
     let work = StoreWork()
     /// The services of the store; never read on the dispatch path.
     @usableFromInline
@@ -162,6 +163,16 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     func deflateLocked() {
         let open = pipelineStorage.phase == .open
         entryWord.store(_fastPath(open && pipelineStorage.waiterCount == 0) ? 0 : PipelineEntry.slow)
+    }
+
+    /// The pipeline went idle: back to the fast path while the store is open; once it is not, the ledger hears of
+    /// it, for shutdown, which waits for a free pipeline. Called with `lock` held.
+    @inlinable
+    func wentIdleLocked() {
+        if _slowPath(pipelineStorage.phase != .open) {
+            work.pipelineWentIdle()
+        }
+        deflateLocked()
     }
 
     /// Whether nobody is to be notified after an action: no subscriber, no read of ``Store/state`` since the last
@@ -446,7 +457,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
                 continue
             }
             pipeline.releaseIdle()
-            deflateLocked()
+            wentIdleLocked()
             OwnedPipelines.add(-1)
             lock.unlock()
             return
@@ -479,7 +490,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     func releaseToWaiterLocked(through chain: DispatchFunction<Action>?) -> Bool {
         switch pipeline.release(now: monotonicNanoseconds()) {
         case .idle:
-            deflateLocked()
+            wentIdleLocked()
             OwnedPipelines.add(-1)
             lock.unlock()
             return true

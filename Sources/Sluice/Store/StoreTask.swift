@@ -58,47 +58,36 @@ public struct StoreTask: Sendable {
     }
 }
 
-/// The tasks started while the owner processed one sent action; created at the first one, so a send that starts
-/// no task allocates nothing.
-///
-/// `@unchecked Sendable`: `entries` and `cancelled` are guarded by `lock`.
+/// The send group of one sent action: the tasks started while the owner processed it (and the actions it caused),
+/// as entries of the store's ``StoreWork`` ledger, which counts them and resumes ``finish()`` when the last ends.
+/// Created at the first task, so a send that starts no task allocates nothing.
 @usableFromInline
-final class TrackedWork: @unchecked Sendable {
-    struct Entry: Sendable {
-        let cancel: @Sendable () -> Void
-        let finish: @Sendable () async -> Void
+final class TrackedWork: Sendable {
+    let work: StoreWork
+    /// The group's token in the ledger.
+    let token: UInt64
+
+    init(work: StoreWork) {
+        self.work = work
+        token = work.makeGroup()
     }
 
-    private let lock = Lock()
-    private var entries: [Entry] = []
-    private var cancelled = false
-
-    func add(_ entry: Entry) {
-        let cancelNow: Bool = lock.withLock {
-            entries.append(entry)
-            return cancelled
-        }
-        if cancelNow { entry.cancel() }
+    deinit {
+        work.forgetGroup(token)
     }
 
+    /// Returns when every task of the group has ended.
     func finish() async {
-        for entry in lock.withLock({ entries }) {
-            await entry.finish()
-        }
+        await work.waitUntilDone(self)
     }
 
+    /// Cancels the tasks of the group.
     func cancel() {
-        let entries: [Entry] = lock.withLock {
-            cancelled = true
-            return self.entries
-        }
-        for entry in entries {
-            entry.cancel()
-        }
+        work.cancel(group: self)
     }
 
     var isCancelled: Bool {
-        lock.withLock { cancelled }
+        work.isCancelled(self)
     }
 }
 
@@ -332,23 +321,20 @@ extension StoreCore {
         return trackedWork
     }
 
-    /// Adds a task just started to the ``StoreTask`` of the send being processed, if the calling thread is
-    /// processing one; `cancel` and `finish` cancel the task and wait for it.
-    func trackTask(cancel: @escaping @Sendable () -> Void, finish: @escaping @Sendable () async -> Void) {
+    /// The send group of the send being processed on the calling thread, if it is processing one: the tasks
+    /// started now join it, and the send's ``StoreTask`` waits for them and cancels them.
+    func sendGroupOfCurrentRun() -> TrackedWork? {
         lock.lock()
         guard isTrackingWork, pipeline.owner == ThreadID.current else {
             lock.unlock()
-            return
+            return nil
         }
-        let work: TrackedWork
-        if let trackedWork {
-            work = trackedWork
-        } else {
-            work = TrackedWork()
-            trackedWork = work
+        if trackedWork == nil {
+            trackedWork = TrackedWork(work: work)
         }
+        let group = trackedWork
         lock.unlock()
-        work.add(TrackedWork.Entry(cancel: cancel, finish: finish))
+        return group
     }
 }
 

@@ -5,46 +5,50 @@
 /// register handlers here, so that superseding the run cancels them. A cancellation made with a parent is
 /// cancelled with its parent.
 ///
-/// `@unchecked Sendable`: `isCancelledFlag`, `handlers` and `nextKey` are guarded by `lock`.
 @usableFromInline
-package final class Cancellation: @unchecked Sendable {
-    private let lock = Lock()
-    private var isCancelledFlag = false
-    private var handlers: [UInt64: @Sendable () -> Void] = [:]
-    private var nextKey: UInt64 = 0
+package final class Cancellation: Sendable {
+    private struct Flag {
+        var isCancelled = false
+        var handlers: [UInt64: @Sendable () -> Void] = [:]
+        var nextKey: UInt64 = 0
+        /// The key of this cancellation's handler in `parent`, while it follows the parent.
+        var keyInParent: UInt64?
+    }
+
+    private let flag = Locked(Flag())
     private let parent: Cancellation?
-    private var keyInParent: UInt64?
-    /// What counts the work of the run this cancellation covers (for `takeLeading`); inherited from the parent.
-    package let activity: RunActivity?
+    /// The `takeLeading` run (an entry of the store's ``StoreWork``) that the work this cancellation covers belongs
+    /// to; inherited from the parent.
+    package let run: UInt64?
 
     /// Creates a cancellation that is cancelled when `parent` is, or at once if `parent` already is.
     ///
-    /// - Parameter activity: Counts the work of this run; by default the parent's.
-    package init(parent: Cancellation? = nil, activity: RunActivity? = nil) {
+    /// - Parameter run: The run of the work; by default the parent's.
+    package init(parent: Cancellation? = nil, run: UInt64? = nil) {
         self.parent = parent
-        self.activity = activity ?? parent?.activity
+        self.run = run ?? parent?.run
         if let parent {
             let key = parent.onCancel { [weak self] in self?.cancel() }
-            lock.withLock { keyInParent = key }
+            flag.withLock { $0.keyInParent = key }
         }
     }
 
     /// Whether `cancel()` was called on this cancellation or one of its ancestors.
     @usableFromInline
     package var isCancelled: Bool {
-        lock.withLock { isCancelledFlag }
+        flag.withLock { $0.isCancelled }
     }
 
     /// Cancels this cancellation and runs its handlers once, in registration order is not guaranteed.
     package func cancel() {
-        let (toRun, parentKey): ([@Sendable () -> Void], UInt64?) = lock.withLock {
-            guard !isCancelledFlag else { return ([], nil) }
-            isCancelledFlag = true
+        let (toRun, parentKey): ([@Sendable () -> Void], UInt64?) = flag.withLock { flag in
+            guard !flag.isCancelled else { return ([], nil) }
+            flag.isCancelled = true
             defer {
-                handlers = [:]
-                keyInParent = nil
+                flag.handlers = [:]
+                flag.keyInParent = nil
             }
-            return (handlers.sorted { $0.key < $1.key }.map(\.value), keyInParent)
+            return (flag.handlers.sorted { $0.key < $1.key }.map(\.value), flag.keyInParent)
         }
         if let parentKey {
             parent?.removeHandler(parentKey)
@@ -59,11 +63,11 @@ package final class Cancellation: @unchecked Sendable {
     /// - Returns: A key for ``removeHandler(_:)``, or `nil` if the handler already ran.
     @discardableResult
     package func onCancel(_ handler: @escaping @Sendable () -> Void) -> UInt64? {
-        let key: UInt64? = lock.withLock {
-            guard !isCancelledFlag else { return nil }
-            nextKey &+= 1
-            handlers[nextKey] = handler
-            return nextKey
+        let key: UInt64? = flag.withLock { flag in
+            guard !flag.isCancelled else { return nil }
+            flag.nextKey &+= 1
+            flag.handlers[flag.nextKey] = handler
+            return flag.nextKey
         }
         if key == nil {
             handler()
@@ -76,9 +80,9 @@ package final class Cancellation: @unchecked Sendable {
     /// Without it, a long-lived parent (an effect that starts many short ones) would keep one handler per finished
     /// child until it is cancelled itself.
     package func detachFromParent() {
-        let key: UInt64? = lock.withLock {
-            defer { keyInParent = nil }
-            return keyInParent
+        let key: UInt64? = flag.withLock { flag in
+            defer { flag.keyInParent = nil }
+            return flag.keyInParent
         }
         if let key {
             parent?.removeHandler(key)
@@ -87,55 +91,12 @@ package final class Cancellation: @unchecked Sendable {
 
     /// The number of handlers waiting for the cancellation (for tests).
     package var handlerCount: Int {
-        lock.withLock { handlers.count }
+        flag.withLock { $0.handlers.count }
     }
 
     /// Forgets a handler that is no longer needed (its timer fired, its task finished).
     package func removeHandler(_ key: UInt64) {
-        let removed = lock.withLock { handlers.removeValue(forKey: key) }
+        let removed = flag.withLock { $0.handlers.removeValue(forKey: key) }
         _ = removed
-    }
-}
-
-/// Counts the work of one run of a side effect that is still going on: its synchronous call, and the `async` task
-/// of an `async` side effect in it. When the count drops to zero the run is over and `onIdle` runs, once.
-///
-/// `takeLeading` uses it to know when its current run ends. A run inside another one (a `takeLeading` inside a
-/// `takeLeading`) counts its tasks in the outer run too.
-///
-/// `@unchecked Sendable`: `count` is guarded by `lock`.
-package final class RunActivity: @unchecked Sendable {
-    private let lock = Lock()
-    private var count = 1
-    private let parent: RunActivity?
-    private let onIdle: @Sendable () -> Void
-
-    /// Starts counting with one piece of work under way: the synchronous call, which ends with ``end()``.
-    package init(parent: RunActivity?, onIdle: @escaping @Sendable () -> Void) {
-        self.parent = parent
-        self.onIdle = onIdle
-    }
-
-    /// One more piece of work (a task) belongs to the run.
-    package func begin() {
-        lock.withLock { count += 1 }
-        parent?.begin()
-    }
-
-    /// One piece of work of the run ended.
-    package func end() {
-        let idle: Bool = lock.withLock {
-            count -= 1
-            return count == 0
-        }
-        if idle {
-            onIdle()
-        }
-    }
-
-    /// A task that ``begin()`` counted ended: ends it here and in the enclosing runs.
-    package func endTask() {
-        end()
-        parent?.endTask()
     }
 }

@@ -14,9 +14,11 @@ import Android
 /// A mutex and a condition variable: on Linux a futex lock of Sluice's own (`CSluiceSupport.h`), elsewhere
 /// `pthread_mutex_t` / `pthread_cond_t`.
 ///
-/// Sluice does not use `Synchronization.Mutex`: it has no condition variable, and it makes
-/// `swift test --sanitize=thread` report false "Swift access race" warnings. `NSLock` would add Foundation to the
-/// dependency graph. On Linux a `pthread_mutex_t` cost 57 instructions a round trip and a system call on each side of
+/// Sluice keeps a lock of its own rather than `Synchronization.Mutex`: the library supports macOS 14 and iOS 17,
+/// which predate `Mutex` (macOS 15, iOS 18); `Mutex` has no condition variable, which the store's pipeline waits on;
+/// and it makes `swift test --sanitize=thread` report false "Swift access race" warnings. `NSLock` would add
+/// Foundation to the dependency graph. State that a lock guards lives inside it, in a ``Locked`` value; a bare `Lock`
+/// is for the pipeline, whose waits need the condition. On Linux a `pthread_mutex_t` cost 57 instructions a round trip and a system call on each side of
 /// every collision of two threads; the futex lock takes one compare-and-swap and gives up with one exchange, and spins a
 /// little before it sleeps.
 ///
@@ -47,6 +49,18 @@ package final class Lock: @unchecked Sendable {
     /// cost 14 instructions more than the lock itself (callgrind).
     @inlinable
     package func lock() {
+        Lock.lock(handle)
+    }
+
+    /// Releases the mutex.
+    @inlinable
+    package func unlock() {
+        Lock.unlock(handle)
+    }
+
+    /// Takes the lock at `handle` (this type's, or a ``Locked`` value's).
+    @inlinable
+    static func lock(_ handle: UnsafeMutablePointer<csluice_lock_t>) {
         #if DEBUG
         let thread = csluice_thread_self()
         if csluice_lock_owner(handle) == thread {
@@ -59,9 +73,9 @@ package final class Lock: @unchecked Sendable {
         #endif
     }
 
-    /// Releases the mutex.
+    /// Releases the lock at `handle`.
     @inlinable
-    package func unlock() {
+    static func unlock(_ handle: UnsafeMutablePointer<csluice_lock_t>) {
         #if DEBUG
         if csluice_lock_owner(handle) != csluice_thread_self() {
             Lock.unlockedByAnotherThread()
@@ -168,13 +182,18 @@ package struct ThreadID: Equatable, Sendable {
 /// oldest waiter), not every waiter. Signal it with the store's lock held: the woken thread may otherwise see
 /// itself owner, finish, and exit before the signal.
 @usableFromInline
-package struct ThreadWakeUp: @unchecked Sendable {
-    // @unchecked: the address of a thread's wake-up, used only through the CSluiceSupport functions.
-    let address: UnsafeMutableRawPointer
+package struct ThreadWakeUp: Sendable {
+    /// The address of the thread's wake-up word, kept as an integer: it is an identity, read and written only
+    /// through the CSluiceSupport functions (atomics and futexes), never as Swift memory.
+    private let bits: UInt
+
+    var address: UnsafeMutableRawPointer {
+        UnsafeMutableRawPointer(bitPattern: bits).unsafelyUnwrapped
+    }
 
     /// The calling thread's.
     package static var current: ThreadWakeUp {
-        ThreadWakeUp(address: csluice_thread_wake_up())
+        ThreadWakeUp(bits: UInt(bitPattern: csluice_thread_wake_up()))
     }
 
     /// Wakes the thread, if it waits.

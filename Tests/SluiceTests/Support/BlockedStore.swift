@@ -76,10 +76,10 @@ struct Timeout: Error, CustomStringConvertible {
     let description: String
 }
 
-/// Polls `condition` every millisecond for at most 10 seconds, suspending (not blocking a thread of the pool, which
+/// Polls `condition` every millisecond for at most three minutes (a hang guard), suspending (not blocking a thread of the pool, which
 /// the tasks it waits for may need) in between.
 func poll(_ what: String, _ condition: () -> Bool) async throws {
-    let deadline = ContinuousClock.now + .seconds(300)  // a hang guard; see `waitUntil(timeout:_:)`
+    let deadline = ContinuousClock.now + .seconds(180)  // a hang guard; see `waitUntil(timeout:_:)`
     while !condition() {
         if ContinuousClock.now > deadline { throw Timeout(description: "timed out waiting for \(what)") }
         try await Task.sleep(for: .milliseconds(1))

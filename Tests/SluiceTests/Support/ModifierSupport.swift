@@ -55,12 +55,20 @@ func runs(_ pairs: [(Int, UInt64)]) -> [EffectHarness.Run] {
     pairs.map { EffectHarness.Run(value: $0.0, at: $0.1) }
 }
 
+extension Store {
+    /// Waits until no task of an effect or `async` side effect of the store runs (the store's ledger resumes the wait
+    /// when the last one ends, no polling); `false` if some still ran after `timeout`, a hang guard.
+    func tasksEnded(timeout: Duration = .seconds(180)) async -> Bool {
+        await waitForRunningTasks(until: .now + timeout)
+    }
+}
+
 /// Polls `condition` until it holds or `timeout` passes; for the few tests on real queues and tasks.
 ///
 /// It suspends between polls instead of blocking, so the tasks it waits for can run on the cooperative pool. The
 /// default bound only guards against a hang: the suite's other tests share the pool's threads (two on two cores)
 /// with the work it waits for, and under the thread sanitizer on a loaded machine that work ran 40 s late, and on CI's fresh machine the whole run went six times slower than here.
-func waitUntil(timeout: Duration = .seconds(300), _ condition: () -> Bool) async -> Bool {
+func waitUntil(timeout: Duration = .seconds(180), _ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while !condition() {
         if ContinuousClock.now > deadline { return false }
