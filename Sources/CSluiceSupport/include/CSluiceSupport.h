@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 /// How many store pipelines the calling thread owns.
 extern __thread intptr_t csluice_owned_pipelines;
@@ -115,6 +116,13 @@ static inline uintptr_t csluice_lock_owner(csluice_lock_t *lock) {
 /// Records the thread that holds the lock (debug builds); 0 for none.
 static inline void csluice_lock_set_owner(csluice_lock_t *lock, uintptr_t owner) {
     atomic_store_explicit((_Atomic(uintptr_t) *)&lock->owner, owner, memory_order_relaxed);
+}
+
+// Nanoseconds of the monotonic clock (`CLOCK_MONOTONIC`), for the waits of a store's pipeline.
+static inline uint64_t csluice_monotonic_nanoseconds(void) {
+    struct timespec time;
+    clock_gettime(CLOCK_MONOTONIC, &time);
+    return (uint64_t)time.tv_sec * 1000000000u + (uint64_t)time.tv_nsec;
 }
 
 // The calling thread's identity (`ThreadID`), inline in Swift's callers: as a call into Sluice, `ThreadID.current`

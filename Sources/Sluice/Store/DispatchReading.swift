@@ -263,16 +263,16 @@ extension StoreCore {
             }
             let ticket = pipeline.makeTicket()
             lock.unlock()
-            let box = ReadingBox<T>()
+            let reading = Locked<T?>(nil)
             let outcome = await waitInLine(
                 ticket: ticket,
                 action: action,
-                reader: StateReader { state in box.value = body(state) },
+                reader: StateReader { state in reading.withLock { $0 = body(state) } },
                 run: run
             )
             switch outcome {
             case .processed:
-                return box.value
+                return reading.withLock { $0 }
             case .dropped, .cancelled:
                 return nil
             case .retry:
@@ -280,14 +280,6 @@ extension StoreCore {
             }
         }
     }
-}
-
-/// Where the pipeline's owner leaves the reading of a waiting `send(_:reading:)`.
-///
-/// `@unchecked Sendable`: `value` is written by the owner before it resumes the waiting task, and read by that task
-/// after it was resumed; the resumption orders the two.
-final class ReadingBox<T>: @unchecked Sendable {
-    var value: T?
 }
 
 extension Store {

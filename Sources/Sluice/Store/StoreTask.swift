@@ -1,12 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Android)
-import Android
-#endif
+import CSluiceSupport
 
 /// The asynchronous work that processing a sent action started; returned by ``Store/send(_:)``.
 ///
@@ -132,9 +124,7 @@ struct StateReader<State>: @unchecked Sendable {
 
 /// Nanoseconds on the monotonic clock (only differences mean anything).
 func monotonicNanoseconds() -> UInt64 {
-    var time = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &time)
-    return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
+    csluice_monotonic_nanoseconds()
 }
 
 extension StoreCore {

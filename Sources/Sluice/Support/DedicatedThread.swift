@@ -1,3 +1,5 @@
+import CSluiceSupport
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
