@@ -181,19 +181,8 @@ final class ActionLog<State: Equatable & Sendable, Action: Sendable>: Sendable {
 
     /// Waits until more than `count` actions were recorded, or until `deadline`; returns whether they were.
     func waitForEntry(after count: UInt64, until deadline: ContinuousClock.Instant) async -> Bool {
-        await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                await self.waitForEntry(after: count)
-                return true
-            }
-            group.addTask {
-                try? await Task.sleep(until: deadline, clock: .continuous)
-                return false
-            }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first || log.withLock { $0.recordedCount != count }
-        }
+        let recorded = await wait(until: deadline) { await self.waitForEntry(after: count) }
+        return recorded || log.withLock { $0.recordedCount != count }
     }
 
     /// Returns once more than `count` actions were recorded, or the calling task is cancelled.

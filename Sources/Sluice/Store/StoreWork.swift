@@ -228,19 +228,7 @@ final class StoreWork: Sendable {
     /// holds. The deadline is a timer racing the wait, not a poll.
     private func wait(for awaited: Ledger.Awaited, until deadline: ContinuousClock.Instant) async -> Bool {
         if state.withLock({ $0.holds(awaited) }) { return true }
-        let held = await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                await self.waitUntil(awaited)
-                return true
-            }
-            group.addTask {
-                try? await Task.sleep(until: deadline, clock: .continuous)
-                return false
-            }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first
-        }
+        let held = await Sluice.wait(until: deadline) { await self.waitUntil(awaited) }
         return held && state.withLock { $0.holds(awaited) }
     }
 

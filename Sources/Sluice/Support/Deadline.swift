@@ -1,0 +1,22 @@
+/// Runs `wait` until it returns or `deadline` passes, whichever comes first, and returns whether `wait` returned.
+///
+/// A timer races the wait; nothing polls. The one that loses is cancelled, so `wait` must return when its task is
+/// cancelled.
+package func wait(
+    until deadline: ContinuousClock.Instant,
+    for wait: @escaping @Sendable () async -> Void
+) async -> Bool {
+    await withTaskGroup(of: Bool.self) { group in
+        group.addTask {
+            await wait()
+            return true
+        }
+        group.addTask {
+            try? await Task.sleep(until: deadline, clock: .continuous)
+            return false
+        }
+        let first = await group.next() ?? false
+        group.cancelAll()
+        return first
+    }
+}
