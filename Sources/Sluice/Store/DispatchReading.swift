@@ -149,6 +149,11 @@ extension StoreCore {
         unlessCancelled run: Cancellation? = nil,
         reading body: (borrowing State) -> T
     ) -> T? {
+        if entryWord.isBareOwner(ThreadID.current) {
+            // From this thread's own work on the fast path: queued without the lock (rule 2), so not read.
+            queueForOwner(action)
+            return nil
+        }
         lock.lock()
         return dispatchLocked(action, through: nil, fromAPI: true, run: run, reading: body)
     }

@@ -26,8 +26,12 @@ public import CSluiceSupport
 /// happens before the work of the next, however the pipeline passed between them (fast, or through the lock: the
 /// state machine's side takes the word with an acquiring ``inflate()``).
 ///
+/// A fast owner that queues an action for itself (rule 2) sets ``queued`` (`ThreadID.raw | queued`), so that its
+/// fast exit fails and it processes that queue (``StoreCore/ownerQueue``) before giving the pipeline up.
+///
 /// Thread identities are `pthread_t` values, pointers to a thread's control block on every platform Sluice runs on
-/// (glibc, musl, Darwin): aligned, so bit 0 of an identity is free for ``slow`` (checked in debug builds).
+/// (glibc, musl, Darwin): aligned, so bits 0 and 1 of an identity are free for ``slow`` and ``queued`` (checked in
+/// debug builds).
 @usableFromInline
 struct PipelineEntry: @unchecked Sendable {
     // @unchecked: a pointer to one word, allocated in `init`, freed by `deallocate()` (the core's deinit), and
@@ -39,6 +43,11 @@ struct PipelineEntry: @unchecked Sendable {
     /// when the owner is done.
     @usableFromInline
     static var slow: UInt { 1 }
+
+    /// Set by a fast owner that queued an action for itself (``StoreCore/ownerQueue``), so that its ``tryRelease(_:)``
+    /// fails and it processes that queue first: the fast exit tests nothing else.
+    @usableFromInline
+    static var queued: UInt { 2 }
 
     init() {
         word = .allocate(capacity: 1)
@@ -53,7 +62,7 @@ struct PipelineEntry: @unchecked Sendable {
     /// charge.
     @inlinable
     func tryTake(_ thread: ThreadID) -> Bool {
-        assert(thread.raw & PipelineEntry.slow == 0, "a thread identity with bit 0 set")
+        assert(thread.raw & (PipelineEntry.slow | PipelineEntry.queued) == 0, "a thread identity with bit 0 or 1 set")
         return csluice_pipeline_try_take(word, thread.raw)
     }
 
@@ -62,6 +71,33 @@ struct PipelineEntry: @unchecked Sendable {
     @inlinable
     func tryRelease(_ thread: ThreadID) -> Bool {
         csluice_pipeline_try_release(word, thread.raw)
+    }
+
+    /// Owned by `thread` with ``queued`` set to idle: the exit of a fast owner that has processed its own queue;
+    /// `false` if the state machine took over meanwhile.
+    @inlinable
+    func tryReleaseQueued(_ thread: ThreadID) -> Bool {
+        csluice_pipeline_try_release(word, thread.raw | PipelineEntry.queued)
+    }
+
+    /// Whether `thread` owns the pipeline on the fast path (the state machine not in charge). Only `thread` itself
+    /// can make the answer change from `true` while it runs, by giving the pipeline up: exact for the owner, a hint
+    /// for any other thread.
+    @inlinable
+    func isBareOwner(_ thread: ThreadID) -> Bool {
+        value & ~PipelineEntry.queued == thread.raw
+    }
+
+    /// Sets ``queued``; called by the fast owner.
+    @inlinable
+    func markQueued() {
+        _ = csluice_pipeline_fetch_or(word, PipelineEntry.queued)
+    }
+
+    /// The owning thread in a word that has one.
+    @inlinable
+    static func owner(in word: UInt) -> ThreadID {
+        ThreadID(raw: word & ~(slow | queued))
     }
 
     /// The word (relaxed: read under the lock, or only as a hint).
@@ -81,4 +117,39 @@ struct PipelineEntry: @unchecked Sendable {
     func store(_ value: UInt) {
         csluice_pipeline_store(word, value)
     }
+}
+
+/// The figures of a store's ``StoreCore/ownerQueue`` for ``Store/statistics``: how many actions were queued there,
+/// and the most it held at once. Written only by the pipeline's owner (a load and a store, no read-modify-write),
+/// read by anyone: atomic words, so that a reader on another thread sees a value that was written.
+@usableFromInline
+struct OwnerQueueCounts: @unchecked Sendable {
+    // @unchecked: two words allocated in `init`, freed by `deallocate()` (the core's deinit), and only ever accessed
+    // through the C11 atomic functions of CSluiceSupport.
+    @usableFromInline
+    let words: UnsafeMutablePointer<UInt>
+
+    init() {
+        words = .allocate(capacity: 2)
+        words.initialize(repeating: 0, count: 2)
+    }
+
+    func deallocate() {
+        words.deallocate()
+    }
+
+    /// The owner queued one more action; its queue now holds `depth`.
+    @inlinable
+    func noteQueued(depth: Int) {
+        csluice_pipeline_store(words, csluice_pipeline_load(words) &+ 1)
+        if UInt(depth) > csluice_pipeline_load(words + 1) {
+            csluice_pipeline_store(words + 1, UInt(depth))
+        }
+    }
+
+    /// The actions queued so far.
+    var queued: Int { Int(csluice_pipeline_load(words)) }
+
+    /// The most actions queued at once.
+    var deepest: Int { Int(csluice_pipeline_load(words + 1)) }
 }

@@ -56,6 +56,17 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// The owner word: takes and gives up an uncontended pipeline without the lock (`PipelineEntry.swift`).
     @usableFromInline
     let entryWord = PipelineEntry()
+    /// The actions that the thread owning the pipeline on the fast path dispatched to it meanwhile (rule 2), in
+    /// order: appended and taken by that thread without the lock, so that a follow-up action costs about what an
+    /// outer dispatch does. Only an owner whose word is bare (the state machine idle: nothing else queued, nobody
+    /// in line, the store open) appends here; once the machine is in charge, its queue takes the owner's later
+    /// actions, which come after these, so these are processed first (``drainLocked(through:)``). Read and written
+    /// only by the pipeline's owner, which empties it before it gives the pipeline up.
+    @usableFromInline @exclusivity(unchecked)
+    var ownerQueue = OwnerQueue<Action>()
+    /// What ``ownerQueue`` adds to ``Store/statistics``: written by the owner, read by anyone.
+    @usableFromInline
+    let ownerQueueCounts = OwnerQueueCounts()
     /// The nanoseconds that the action whose work runs now waited for the pipeline; 0 unless it waited. Read only by
     /// the pipeline's owner (see ``MiddlewareAPI/pipelineWaitOfCurrentAction``).
     @usableFromInline
@@ -122,6 +133,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         statePointer.deinitialize(count: 1)
         statePointer.deallocate()
         entryWord.deallocate()
+        ownerQueueCounts.deallocate()
     }
 
     // MARK: The owner word
@@ -152,7 +164,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         // fails and comes to the lock (which this thread holds until the machine knows the owner).
         let word = entryWord.inflate()
         if word != 0 {
-            pipelineStorage.take(by: ThreadID(raw: word))
+            pipelineStorage.take(by: PipelineEntry.owner(in: word))
         }
     }
 
@@ -222,8 +234,20 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         return dispatchSlowLocked(action, through: nil)
     }
 
-    /// Runs `action` through `chain` on the pipeline that this thread took on the fast path, then gives it up:
-    /// without the lock if nobody needed it meanwhile.
+    /// Appends `action` to ``ownerQueue``; called by the thread that owns the pipeline with a bare owner word,
+    /// without the lock. The first action sets ``PipelineEntry/queued``, so that the owner's fast exit fails and it
+    /// processes the queue first.
+    @inlinable
+    func queueForOwner(_ action: Action) {
+        if ownerQueue.isEmpty {
+            entryWord.markQueued()
+        }
+        ownerQueue.append(action)
+        ownerQueueCounts.noteQueued(depth: ownerQueue.count)
+    }
+
+    /// Runs `action` through `chain` on the pipeline that this thread took on the fast path, with the actions it
+    /// queued meanwhile, then gives it up: without the lock if nobody needed it meanwhile.
     @inlinable @inline(__always)
     func runOnFastPipeline(_ action: Action, through chain: DispatchFunction<Action>?, thread: ThreadID) {
         OwnedPipelines.add(1)
@@ -232,6 +256,25 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         if _fastPath(entryWord.tryRelease(thread)) {
             OwnedPipelines.add(-1)
             return
+        }
+        releaseAfterQueueing(through: chain, thread: thread)
+    }
+
+    /// The end of a fast-path run whose exit failed: this thread queued actions for itself (``ownerQueue``), which it
+    /// processes through the chain without the lock while the state machine stays idle, then gives the pipeline up;
+    /// or the machine took over (someone waits, the store closed or went away), which then drains and releases
+    /// (``drainLocked(through:)`` knows whether the store is gone).
+    @inlinable @inline(never)
+    func releaseAfterQueueing(through chain: DispatchFunction<Action>?, thread: ThreadID) {
+        while entryWord.value == thread.raw | PipelineEntry.queued {
+            if ownerQueue.isEmpty {
+                if entryWord.tryReleaseQueued(thread) {
+                    OwnedPipelines.add(-1)
+                    return
+                }
+                break
+            }
+            chain!(ownerQueue.removeFirst())
         }
         releaseThroughMachine()
     }
@@ -244,7 +287,18 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     @inlinable @inline(never)
     func releaseThroughMachine() {
         lock.lock()
-        drainLocked(through: entry)
+        drainAfterFastRunLocked(through: entry)
+    }
+
+    /// ``drainLocked(through:)`` for a run that began on the fast path: ``ownerQueue`` first, since what the owner
+    /// queued there came before what it queued in the machine's queue once the machine was in charge. (A run that
+    /// the machine began never queues in ``ownerQueue``.) Called with `lock` held, returns without it.
+    @inlinable
+    func drainAfterFastRunLocked(through chain: DispatchFunction<Action>?) {
+        if _slowPath(!ownerQueue.isEmpty) {
+            processOwnerQueueLocked(through: chain)
+        }
+        drainLocked(through: chain)
     }
 
     /// Reduces `action` and notifies the subscribers (and Observation) on the pipeline that this thread took on the
@@ -253,11 +307,13 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     func reduceAndNotifyOnFastPipelineLocked(_ action: Action, thread: ThreadID) {
         OwnedPipelines.add(1)
         reduceAndNotifyLocked(action)
+        // Fails too if a subscriber queued an action in `ownerQueue` (through a scoped store): the drain takes it.
         if _fastPath(entryWord.tryRelease(thread)) {
             OwnedPipelines.add(-1)
             return
         }
-        drainQueue(through: nil)
+        lock.lock()
+        drainAfterFastRunLocked(through: nil)
     }
 
     /// A dispatch that found the state machine in charge, or the pipeline owned; called with `lock` held, returns
@@ -464,6 +520,26 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         }
     }
 
+    /// Processes ``ownerQueue`` until it is empty, or drops it once the store is gone, as the machine drops its queue;
+    /// called by the owner with `lock` held, returns with it.
+    @usableFromInline
+    func processOwnerQueueLocked(through chain: DispatchFunction<Action>?) {
+        while !ownerQueue.isEmpty {
+            if pipelineStorage.phase == .gone {
+                ownerQueue.removeAll()
+                return
+            }
+            let next = ownerQueue.removeFirst()
+            if chain != nil {
+                lock.unlock()
+                chain!(next)
+            } else {
+                reduceAndNotifyLocked(next)
+            }
+            lock.lock()
+        }
+    }
+
     /// Processes the queue until it is empty; called by the owner with `lock` held, returns with it.
     @inlinable
     func processQueueLocked(through chain: DispatchFunction<Action>?) {
@@ -605,8 +681,11 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
             lock.unlock()
             return
         }
-        if word == thread.raw | PipelineEntry.slow {
-            // Owned by this thread through the state machine, which writes the owner into the word.
+        if word == thread.raw | PipelineEntry.slow
+            || word | PipelineEntry.slow == thread.raw | PipelineEntry.slow | PipelineEntry.queued
+        {
+            // Owned by this thread through the state machine, which writes the owner into the word, or on the fast
+            // path with actions queued for itself (with or without the machine in charge since).
             reduceAndNotifyLocked(action)
             return
         }
@@ -647,8 +726,16 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     ///
     /// - Returns: `true` if the action was accepted (processed, or queued), `false` if the store is gone or `run`
     ///   was cancelled.
-    @inlinable @discardableResult
+    ///
+    /// Specialized for the store's types but not inlined: a side effect that only sometimes dispatches would carry
+    /// this code, and the registers it needs, on every call.
+    @inlinable @inline(never) @discardableResult
     func dispatchFromAPI(_ action: Action, unlessCancelled run: Cancellation?) -> Bool {
+        if _fastPath(entryWord.isBareOwner(ThreadID.current)) {
+            // From this thread's own work on the fast path: queued without the lock (rule 2).
+            queueForOwner(action)
+            return true
+        }
         lock.lock()
         return dispatchSlowLocked(action, through: nil, fromAPI: true, run: run)
     }
@@ -656,8 +743,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// ``dispatchFromAPI(_:unlessCancelled:)`` outside of any side-effect run.
     @inlinable @discardableResult
     func dispatchFromAPI(_ action: Action) -> Bool {
-        lock.lock()
-        return dispatchSlowLocked(action, through: nil, fromAPI: true)
+        dispatchFromAPI(action, unlessCancelled: nil)
     }
 
     /// Whether the side-effect run `run` was cancelled; `false` without one. Called with `lock` held (a run's
@@ -733,6 +819,89 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         lifetime.cancel()
         // Released here, outside the lock.
         _ = (chain, subscribers)
+    }
+}
+
+/// The FIFO of ``StoreCore/ownerQueue``: a buffer that only the pipeline's owner touches, so no copy-on-write check
+/// and no optional per slot. Allocated at the first action queued, kept between dispatches; the indices go back to
+/// 0 whenever it empties.
+@usableFromInline
+struct OwnerQueue<Action>: ~Copyable {
+    @usableFromInline
+    var storage: UnsafeMutablePointer<Action>?
+    @usableFromInline
+    var capacity = 0
+    @usableFromInline
+    var head = 0
+    @usableFromInline
+    var tail = 0
+
+    @inlinable
+    init() {}
+
+    @inlinable
+    deinit {
+        if let storage {
+            (storage + head).deinitialize(count: tail - head)
+            storage.deallocate()
+        }
+    }
+
+    /// `tail` alone: the indices go back to 0 whenever the queue empties.
+    @inlinable
+    var isEmpty: Bool { tail == 0 }
+
+    @inlinable
+    var count: Int { tail - head }
+
+    @inlinable
+    mutating func append(_ action: Action) {
+        if _slowPath(tail == capacity) {
+            makeRoom()
+        }
+        (storage.unsafelyUnwrapped + tail).initialize(to: action)
+        tail += 1
+    }
+
+    /// Removes and returns the oldest action; the queue must not be empty.
+    @inlinable
+    mutating func removeFirst() -> Action {
+        let action = (storage.unsafelyUnwrapped + head).move()
+        head += 1
+        if head == tail {
+            head = 0
+            tail = 0
+        }
+        return action
+    }
+
+    /// Removes every queued action, keeping the buffer.
+    @inlinable
+    mutating func removeAll() {
+        if let storage {
+            (storage + head).deinitialize(count: tail - head)
+        }
+        head = 0
+        tail = 0
+    }
+
+    /// The buffer is full up to its end: moves the actions to its start if they do not begin there, else doubles it.
+    @usableFromInline
+    mutating func makeRoom() {
+        let count = tail - head
+        if head > 0, let storage {
+            storage.moveInitialize(from: storage + head, count: count)
+        } else {
+            let larger = UnsafeMutablePointer<Action>.allocate(capacity: max(4, capacity * 2))
+            if let storage {
+                larger.moveInitialize(from: storage, count: count)
+                storage.deallocate()
+            }
+            storage = larger
+            capacity = max(4, capacity * 2)
+        }
+        head = 0
+        tail = count
     }
 }
 

@@ -169,6 +169,6 @@ extension StoreCore {
         lock.lock()
         defer { lock.unlock() }
         guard pipeline.owner == ThreadID.current else { return (0, 0) }
-        return (waitOfCurrentAction, pipeline.queue.count + pipeline.waitingCount)
+        return (waitOfCurrentAction, ownerQueue.count + pipeline.queue.count + pipeline.waitingCount)
     }
 }

@@ -8,7 +8,14 @@ extension Store {
     /// Counted only off the fast path: an uncontended dispatch updates nothing, so the figures cost nothing until
     /// threads meet. The figures only grow; subtract two readings to see an interval.
     public var statistics: StoreStatistics {
-        core.lock.withLock { core.pipelineStorage.statistics }
+        core.lock.withLock {
+            var statistics = core.pipelineStorage.statistics
+            // The actions that the pipeline's owner queued without the lock (`StoreCore.ownerQueue`); the machine
+            // was idle then, so the owner's queue was the whole line.
+            statistics.queuedActions += core.ownerQueueCounts.queued
+            statistics.deepestQueue = max(statistics.deepestQueue, core.ownerQueueCounts.deepest)
+            return statistics
+        }
     }
 }
 
