@@ -133,11 +133,16 @@ extension Store where State: Codable, Action: Codable {
         var replayed = 0
         var last = covered
         let reduce = reducer.reduce
-        try storage.readRecords(after: covered) { sequence, payload throws(JournalError) in
-            let action = try coder.decode(Action.self, from: payload, scratch: &scratch, sequence: sequence)
-            reduce(&state, action)
-            replayed += 1
-            last = sequence
+        // A snapshot of the last action leaves nothing to replay: the records it covers are not read again (opening
+        // the journal checked the last segment, and recovery never reads the segments before the one that holds the
+        // action after the snapshot).
+        if covered < journal.lastSequence {
+            try storage.readRecords(after: covered) { sequence, payload throws(JournalError) in
+                let action = try coder.decode(Action.self, from: payload, scratch: &scratch, sequence: sequence)
+                reduce(&state, action)
+                replayed += 1
+                last = sequence
+            }
         }
         let expectedLast = journal.lastSequence
         if last != expectedLast {
@@ -205,6 +210,21 @@ func loadSnapshot<State: Decodable>(
     coder: JournalCoder,
     scratch: inout Data
 ) -> SnapshotLoad<State> {
+    if let file = storage as? FileJournalStorage {
+        // Decoded in place, from the mapped file.
+        do throws(JournalError) {
+            return try file.withSnapshot(covering: sequence) { version, payload in
+                guard version == reducerVersion else { return .otherVersion(version) }
+                do throws(JournalError) {
+                    return .loaded(try coder.decode(State.self, from: payload, scratch: &scratch, sequence: sequence))
+                } catch {
+                    return .unusable(.undecodable(sequence: sequence, description: "the snapshot does not decode"))
+                }
+            }
+        } catch {
+            return .unusable(error)
+        }
+    }
     switch readSnapshotPayload(covering: sequence, from: storage, reducerVersion: reducerVersion) {
     case .loaded(let payload):
         guard let state = decodeSnapshot(State.self, payload, sequence: sequence, coder: coder, scratch: &scratch)
