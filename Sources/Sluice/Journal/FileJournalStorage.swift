@@ -182,56 +182,6 @@ public final class FileJournalStorage: JournalStorage, Sendable {
         return JournalSnapshot(sequence: covered, reducerVersion: Int(version), payload: payload)
     }
 
-    /// Reads and checks the snapshot that covers `sequence` as ``readSnapshot(covering:)`` does, then passes its
-    /// reducer version and payload to `body` in place: mapped from the file rather than copied into an array (a
-    /// snapshot can take hundreds of megabytes, which recovery decodes once). Falls back to reading the file if it
-    /// cannot be mapped. The payload is valid only during the call.
-    ///
-    /// The mapping is private and read-only; a snapshot file is never written after it is renamed into place, and
-    /// compaction unlinks it (which leaves a mapping intact), so only another process that truncated the file under
-    /// the directory's lock could make a read of the mapping fail.
-    func withSnapshot<R>(
-        covering sequence: UInt64,
-        _ body: (_ reducerVersion: Int, _ payload: UnsafeRawBufferPointer) -> R
-    ) throws(JournalError) -> R {
-        let path = directory + "/" + Self.snapshotName(sequence)
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw .io(operation: "open", path: path, errno: errno) }
-        defer { closeDescriptor(descriptor) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else { throw .io(operation: "fstat", path: path, errno: errno) }
-        let size = Int(status.st_size)
-        let headerSize = 8 + 8 + 8 + 8
-        guard size >= headerSize + 4 else { throw .corruptRecord(file: path, offset: 0) }
-        #if os(Linux)
-        // Populated: the pages are mapped in one go, not one page fault at a time.
-        let flags = MAP_PRIVATE | MAP_POPULATE
-        #else
-        let flags = MAP_PRIVATE
-        #endif
-        guard let address = mmap(nil, size, PROT_READ, flags, descriptor, 0), address != MAP_FAILED else {
-            let snapshot = try readSnapshot(covering: sequence)
-            return snapshot.payload.withUnsafeBytes { body(snapshot.reducerVersion, $0) }
-        }
-        defer { munmap(address, size) }
-        let buffer = UnsafeRawBufferPointer(start: address, count: size)
-        guard Self.snapshotMagic.withUnsafeBytes({ $0.elementsEqual(buffer[0..<8]) }) else {
-            throw .corruptRecord(file: path, offset: 0)
-        }
-        let covered = UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-        let version = Int64(littleEndian: buffer.loadUnaligned(fromByteOffset: 16, as: Int64.self))
-        let length = UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
-        guard length <= UInt64(size - headerSize - 4), headerSize + Int(length) + 4 == size else {
-            throw .corruptRecord(file: path, offset: 0)
-        }
-        let end = headerSize + Int(length)
-        let stored = UInt32(littleEndian: buffer.loadUnaligned(fromByteOffset: end, as: UInt32.self))
-        guard CRC32C.checksum(UnsafeRawBufferPointer(rebasing: buffer[0..<end])) == stored, covered == sequence else {
-            throw .corruptRecord(file: path, offset: 0)
-        }
-        return body(Int(version), UnsafeRawBufferPointer(rebasing: buffer[headerSize..<end]))
-    }
-
     public func readRecords(
         after sequence: UInt64,
         _ body: (_ sequence: UInt64, _ payload: UnsafeRawBufferPointer) throws(JournalError) -> Void

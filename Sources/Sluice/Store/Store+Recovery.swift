@@ -210,21 +210,6 @@ func loadSnapshot<State: Decodable>(
     coder: JournalCoder,
     scratch: inout Data
 ) -> SnapshotLoad<State> {
-    if let file = storage as? FileJournalStorage {
-        // Decoded in place, from the mapped file.
-        do throws(JournalError) {
-            return try file.withSnapshot(covering: sequence) { version, payload in
-                guard version == reducerVersion else { return .otherVersion(version) }
-                do throws(JournalError) {
-                    return .loaded(try coder.decode(State.self, from: payload, scratch: &scratch, sequence: sequence))
-                } catch {
-                    return .unusable(.undecodable(sequence: sequence, description: "the snapshot does not decode"))
-                }
-            }
-        } catch {
-            return .unusable(error)
-        }
-    }
     switch readSnapshotPayload(covering: sequence, from: storage, reducerVersion: reducerVersion) {
     case .loaded(let payload):
         guard let state = decodeSnapshot(State.self, payload, sequence: sequence, coder: coder, scratch: &scratch)
