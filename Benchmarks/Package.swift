@@ -40,6 +40,12 @@ let package = Package(
             dependencies: [.product(name: "Sluice", package: sluicePackage)],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // Not a benchmark: the large-dictionary recoveries of the `Journal` area, one phase at a time, for a profiler.
+        .executableTarget(
+            name: "SnapshotProfile",
+            dependencies: [.product(name: "Sluice", package: sluicePackage)],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         // Not a benchmark: a plain executable to count the instructions of a dispatch with valgrind's callgrind.
         .executableTarget(
             name: "DispatchProfile",

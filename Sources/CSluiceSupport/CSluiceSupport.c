@@ -183,3 +183,74 @@ void *csluice_thread_wake_up(void) {
 }
 
 #endif
+
+// MARK: - CRC-32C
+
+#if defined(__x86_64__)
+#include <nmmintrin.h>
+
+__attribute__((target("sse4.2"))) static uint32_t csluice_crc32c_sse42(uint32_t crc, const uint8_t *bytes,
+                                                                          size_t length) {
+    uint64_t wide = crc;
+    while (length >= 8) {
+        uint64_t word;
+        memcpy(&word, bytes, 8);
+        wide = _mm_crc32_u64(wide, word);
+        bytes += 8;
+        length -= 8;
+    }
+    uint32_t narrow = (uint32_t)wide;
+    while (length > 0) {
+        narrow = _mm_crc32_u8(narrow, *bytes);
+        bytes += 1;
+        length -= 1;
+    }
+    return narrow;
+}
+
+bool csluice_crc32c_available(void) {
+    return __builtin_cpu_supports("sse4.2");
+}
+
+uint32_t csluice_crc32c(uint32_t crc, const void *bytes, size_t length) {
+    return ~csluice_crc32c_sse42(~crc, (const uint8_t *)bytes, length);
+}
+
+#elif defined(__aarch64__) && defined(__ARM_FEATURE_CRC32)
+#include <arm_acle.h>
+
+bool csluice_crc32c_available(void) {
+    return true;
+}
+
+uint32_t csluice_crc32c(uint32_t crc, const void *bytes, size_t length) {
+    const uint8_t *cursor = (const uint8_t *)bytes;
+    uint32_t value = ~crc;
+    while (length >= 8) {
+        uint64_t word;
+        memcpy(&word, cursor, 8);
+        value = __crc32cd(value, word);
+        cursor += 8;
+        length -= 8;
+    }
+    while (length > 0) {
+        value = __crc32cb(value, *cursor);
+        cursor += 1;
+        length -= 1;
+    }
+    return ~value;
+}
+
+#else
+
+bool csluice_crc32c_available(void) {
+    return false;
+}
+
+uint32_t csluice_crc32c(uint32_t crc, const void *bytes, size_t length) {
+    (void)bytes;
+    (void)length;
+    return crc;
+}
+
+#endif

@@ -400,4 +400,209 @@ import Testing
         #expect(decodedNumbers == numbers)
         #expect(decodedItems == items)
     }
+
+    // MARK: Large payloads: dictionaries of structs, arrays of leaves, lookups in written order
+
+    /// A struct that writes its fields in one order and may write a wrong type for one of them, for errors.
+    struct Record: Codable, Equatable {
+        var name: String
+        var items: [Int]
+        var total: Double
+        var open: Bool
+        var note: String?
+    }
+
+    /// Writes a `Record`'s keys with a string for `total` when `broken`.
+    struct MaybeBroken: Encodable {
+        var record: Record
+        var broken: Bool
+
+        enum CodingKeys: String, CodingKey { case name, items, total, open, note }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(record.name, forKey: .name)
+            try container.encode(record.items, forKey: .items)
+            if broken {
+                try container.encode("not a number", forKey: .total)
+            } else {
+                try container.encode(record.total, forKey: .total)
+            }
+            try container.encode(record.open, forKey: .open)
+            try container.encodeIfPresent(record.note, forKey: .note)
+        }
+    }
+
+    private func record(_ index: Int) -> Record {
+        Record(
+            name: "customer \(index) é",
+            items: Array(0..<(index % 12)),
+            total: Double(index) / 4,
+            open: index.isMultiple(of: 2),
+            note: index.isMultiple(of: 3) ? nil : "n\(index)"
+        )
+    }
+
+    @Test func largeDictionariesOfStructsRoundTrip() throws {
+        // More than 64 entries: the first walk keeps the entries' offsets. Arrays of up to 11 elements: some read on
+        // the stack, some counted.
+        let records = Dictionary(uniqueKeysWithValues: (0..<500).map { ("r\($0)", record($0)) })
+        let (decoded, _) = try decodeCounting([String: Record].self, binary(records))
+        #expect(decoded == records)
+        let numbered = Dictionary(uniqueKeysWithValues: (0..<500).map { ($0 * 7 - 1_000, record($0)) })
+        #expect(try decodeCounting([Int: Record].self, binary(numbered)).0 == numbered)
+        // Nested: the inner dictionaries' values read through the same paths.
+        let nested = Dictionary(
+            uniqueKeysWithValues: (0..<70).map { outer in
+                ("o\(outer)", Dictionary(uniqueKeysWithValues: (0..<70).map { ("i\($0)", record(outer + $0)) }))
+            }
+        )
+        #expect(try decodeCounting([String: [String: Record]].self, binary(nested)).0 == nested)
+        let arrays = (0..<300).map { index in (0..<(index % 20)).map { "s\($0 * index)" } }
+        #expect(try decodeCounting([[String]].self, binary(arrays)).0 == arrays)
+        let doubles = (0..<300).map { Double($0) * 1.5 }
+        #expect(try decodeCounting([Double].self, binary(doubles)).0 == doubles)
+    }
+
+    /// A value that does not decode, deep in a large dictionary: the error's coding path names the entry and the
+    /// property, as `init(from:)`'s would.
+    @Test func anErrorInALargeDictionaryNamesTheEntryAndTheProperty() throws {
+        let broken = Dictionary(
+            uniqueKeysWithValues: (0..<200).map { ("r\($0)", MaybeBroken(record: record($0), broken: $0 == 117)) }
+        )
+        let error = #expect(throws: DecodingError.self) { try decodeCounting([String: Record].self, binary(broken)) }
+        guard case .typeMismatch(_, let context) = error else {
+            Issue.record("expected typeMismatch, got \(String(describing: error))")
+            return
+        }
+        #expect(context.codingPath.map(\.stringValue) == ["r117", "total"])
+    }
+
+    /// A key written twice in a large dictionary of structs, its second value undecodable: read as `init(from:)`
+    /// reads it, the first value, the second never read.
+    @Test func aRepeatedKeyWithAnUndecodableValueIsSkippedInALargeDictionary() throws {
+        struct Pairs: Encodable {
+            var pairs: [(String, MaybeBroken)]
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: NameKey.self)
+                for (name, value) in pairs { try container.encode(value, forKey: NameKey(name)) }
+            }
+        }
+        var pairs = (0..<100).map { ("r\($0)", MaybeBroken(record: record($0), broken: false)) }
+        pairs.append(("r5", MaybeBroken(record: record(999), broken: true)))
+        pairs.append(("r6", MaybeBroken(record: record(998), broken: false)))
+        let (decoded, _) = try decodeCounting([String: Record].self, binary(Pairs(pairs: pairs)))
+        #expect(decoded == Dictionary(uniqueKeysWithValues: (0..<100).map { ("r\($0)", record($0)) }))
+    }
+
+    /// Containers of a decoder that `superDecoder` made, used after the call that made it; nested containers;
+    /// single values: every path through the decoder's containers, in a large payload.
+    @Test func superDecodersAndNestedContainersDecode() throws {
+        class Base: Codable {
+            var id: Int
+            init(id: Int) { self.id = id }
+        }
+        final class Derived: Base, Equatable {
+            var label: String
+            init(id: Int, label: String) {
+                self.label = label
+                super.init(id: id)
+            }
+            enum CodingKeys: String, CodingKey { case label }
+            required init(from decoder: any Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                label = try container.decode(String.self, forKey: .label)
+                try super.init(from: container.superDecoder())
+            }
+            override func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(label, forKey: .label)
+                try super.encode(to: container.superEncoder())
+            }
+            static func == (left: Derived, right: Derived) -> Bool { left.id == right.id && left.label == right.label }
+        }
+        // `superEncoder` writes out of order: the JSON fallback. The decoding paths are those of a binary payload
+        // written by hand in the same shape.
+        struct Shape: Encodable {
+            var label: String
+            var id: Int
+            enum Keys: String, CodingKey { case label, `super` }
+            enum SuperKeys: String, CodingKey { case id }
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: Keys.self)
+                try container.encode(label, forKey: .label)
+                var nested = container.nestedContainer(keyedBy: SuperKeys.self, forKey: .super)
+                try nested.encode(id, forKey: .id)
+            }
+        }
+        let shapes = (0..<100).map { Shape(label: "l\($0)", id: $0) }
+        let (decoded, _) = try decodeCounting([Derived].self, binary(shapes))
+        #expect(decoded == (0..<100).map { Derived(id: $0, label: "l\($0)") })
+        // `superEncoder()` with keys that have no "super": the JSON fallback, as `JSONEncoder` writes it.
+        #expect(try roundTrip([Derived(id: 1, label: "a")]).first == UInt8(ascii: "["))
+
+        struct Wrapped: Decodable, Equatable {
+            var values: [Int]
+            var pair: (Int, String)
+            init(from decoder: any Decoder) throws {
+                let container = try decoder.container(keyedBy: NameKey.self)
+                var unkeyed = try container.nestedUnkeyedContainer(forKey: NameKey("values"))
+                var values: [Int] = []
+                while !unkeyed.isAtEnd { values.append(try unkeyed.decode(Int.self)) }
+                self.values = values
+                let inner = try container.nestedContainer(keyedBy: NameKey.self, forKey: NameKey("pair"))
+                let single = try inner.superDecoder(forKey: NameKey("first")).singleValueContainer()
+                pair = (try single.decode(Int.self), try inner.decode(String.self, forKey: NameKey("second")))
+            }
+            static func == (left: Wrapped, right: Wrapped) -> Bool {
+                left.values == right.values && left.pair == right.pair
+            }
+        }
+        struct WrappedShape: Encodable {
+            var values: [Int]
+            var first: Int
+            var second: String
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: NameKey.self)
+                try container.encode(values, forKey: NameKey("values"))
+                var inner = container.nestedContainer(keyedBy: NameKey.self, forKey: NameKey("pair"))
+                try inner.encode(first, forKey: NameKey("first"))
+                try inner.encode(second, forKey: NameKey("second"))
+            }
+        }
+        let wrapped = (0..<100).map { WrappedShape(values: [$0, -$0], first: $0, second: "s\($0)") }
+        let (decodedWrapped, _) = try decodeCounting([Wrapped].self, binary(wrapped))
+        #expect(decodedWrapped.map(\.values) == (0..<100).map { [$0, -$0] })
+        #expect(decodedWrapped.map(\.pair.0) == Array(0..<100))
+        #expect(decodedWrapped.map(\.pair.1) == (0..<100).map { "s\($0)" })
+    }
+
+    /// Truncations and byte changes of a large payload (dictionaries of structs read entry after entry, arrays on
+    /// the stack, lookups by the entry after the one found last): an error or a value, never a crash.
+    @Test func everyTruncationAndByteChangeOfALargePayloadThrowsOrDecodes() throws {
+        struct State: Codable, Equatable {
+            var records: [String: Record]
+            var numbers: [Int: Int]
+            var names: [String]
+        }
+        let state = State(
+            records: Dictionary(uniqueKeysWithValues: (0..<70).map { ("r\($0)", record($0)) }),
+            numbers: Dictionary(uniqueKeysWithValues: (0..<70).map { ($0 * 3, $0) }),
+            names: (0..<20).map { "name \($0)" }
+        )
+        let bytes = try binary(state)
+        #expect(bytes.count > 1024)
+        #expect(try decodeCounting(State.self, bytes).0 == state)
+        var thrown = 0
+        for length in stride(from: 1, to: bytes.count, by: 7) {
+            do { _ = try decodeCounting(State.self, Array(bytes[..<length])) } catch { thrown += 1 }
+        }
+        #expect(thrown == (bytes.count - 1 + 6) / 7)
+        for index in 1..<bytes.count {
+            var changed = bytes
+            changed[index] ^= [0x01, 0x80, 0xFF][index % 3]
+            do { _ = try decodeCounting(State.self, changed) } catch { thrown += 1 }
+        }
+        #expect(thrown > (bytes.count - 1 + 6) / 7)
+    }
 }

@@ -29,6 +29,24 @@ import Testing
         }
     }
 
+    @Test func crc32cOfTheProcessorMatchesTheTables() {
+        // Every length up to two 8-byte words past a few alignments, then some long ones.
+        let bytes = (0..<70_000).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ $0 >> 7) }
+        bytes.withUnsafeBytes { buffer in
+            for start in 0..<9 {
+                for length in Array(0...40) + [1_000, 4_097, 65_536] {
+                    let slice = UnsafeRawBufferPointer(rebasing: buffer[start..<start + length])
+                    for crc: UInt32 in [0, 0xDEAD_BEEF] {
+                        #expect(
+                            CRC32C.checksum(slice, continuing: crc) == CRC32C.tableChecksum(slice, continuing: crc),
+                            "start \(start), length \(length), crc \(crc), hardware \(CRC32C.hardware)"
+                        )
+                    }
+                }
+            }
+        }
+    }
+
     @Test func recoversEveryActionAndContinuesTheSequence() async throws {
         try await withTemporaryDirectory { directory in
             try writeLedger(values, to: directory)

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -73,6 +74,17 @@ void csluice_lock_wait_for(csluice_lock_t *lock, void *wake_up);
 void csluice_wake_up_signal(void *wake_up);
 /// The calling thread's own wake-up: a thread-local futex word on Linux, a thread-local `pthread_cond_t` elsewhere.
 void *csluice_thread_wake_up(void);
+
+// CRC-32C (Castagnoli) with the processor's instruction: SSE 4.2 `crc32` on x86-64 (checked at run time), the ARMv8
+// CRC32 extension where the compiler targets it (every Apple arm64 processor). Sluice's table-driven `CRC32C` is the
+// reference and the fallback.
+
+/// Whether `csluice_crc32c` may be called on this processor.
+bool csluice_crc32c_available(void);
+
+/// The CRC-32C of `length` bytes at `bytes`, continuing from `crc` (the CRC-32C of the bytes before them; 0 to
+/// start): the value of Sluice's `CRC32C.checksum(_:continuing:)`. Only if `csluice_crc32c_available()`.
+uint32_t csluice_crc32c(uint32_t crc, const void *bytes, size_t length);
 
 #if CSLUICE_FUTEX_LOCK
 _Static_assert(sizeof(_Atomic(uint32_t)) == sizeof(uint32_t), "atomic 32-bit word size");

@@ -25,16 +25,140 @@ struct BinaryDecoder {
         from bytes: UnsafeRawBufferPointer,
         keyComparisons: inout Int
     ) throws -> Value {
-        let reader = BinaryReader(bytes)
+        let state = UnsafeMutablePointer<BinaryReaderState>.allocate(capacity: 1)
+        state.initialize(to: BinaryReaderState(bytes))
+        defer {
+            state.deinitialize(count: 1)
+            state.deallocate()
+        }
+        let reader = BinaryReader(state: state)
         guard bytes.count > 1, bytes[0] == BinaryEncoder.version else {
             throw reader.corrupt(at: 0, [], "not a version 1 binary payload")
         }
         // The value must fill the payload exactly: a length that a bug or damage changed is not read as a prefix.
-        guard try reader.skip(at: 1, []) == bytes.count else {
+        // This walk also counts the entries of the large containers, so that the dictionaries and arrays read from
+        // them are allocated once without a second walk, and looks for keys written twice (see `findNext`).
+        guard try reader.skip(at: 1, validating: true) == bytes.count else {
             throw reader.corrupt(at: 1, [], "the value does not end where the payload does")
         }
         defer { keyComparisons += reader.keyComparisons }
-        return try reader.decode(Value.self, at: 1, [])
+        return try reader.decode(Value.self, at: 1, BinaryPathNode())
+    }
+}
+
+/// One step of the coding path of a value being decoded, linked to the step before: made into an array of keys only
+/// when something asks for it (an error, or a `Decodable` that reads `codingPath`), which most values never do.
+///
+/// The decoder and its containers hold their node `unowned(unsafe)`, so that `Codable`, which copies a container for
+/// every call, copies it without an atomic reference count. Whoever decodes a value holds its node for the time of
+/// its `init(from:)`, inside which the decoder and its containers are used: the call that decodes it (for a
+/// property, its own node), the dictionary whose entries it decodes (one node for all of them), the reader for the
+/// decoder that `superDecoder` returns. A container made by `nestedContainer` holds its node itself.
+private final class BinaryPathNode {
+    let parent: BinaryPathNode?
+    /// The step's key; `nil` for the root, and for a dictionary's entries, whose key is read from the payload.
+    let key: (any CodingKey)?
+    /// The number of keys in the path.
+    let depth: Int
+    /// Whether the step is the entry of a dictionary whose value is being decoded: the dictionary decodes its values
+    /// one after the other with one node, whose key is then the one at `keyStart..<keyEnd`.
+    let isEntry: Bool
+    @exclusivity(unchecked) var keyStart = 0
+    @exclusivity(unchecked) var keyEnd = 0
+    /// The error that ended a ``BinaryEntries`` sequence.
+    @exclusivity(unchecked) var error: (any Error)?
+
+    /// The root.
+    init() {
+        parent = nil
+        key = nil
+        depth = 0
+        isEntry = false
+    }
+
+    /// The step `key` after `parent`.
+    init(_ parent: BinaryPathNode, _ key: any CodingKey) {
+        self.parent = parent
+        self.key = key
+        depth = parent.depth + 1
+        isEntry = false
+    }
+
+    /// The entries of a dictionary at `parent`.
+    init(entriesOf parent: BinaryPathNode) {
+        self.parent = parent
+        key = nil
+        depth = parent.depth + 1
+        isEntry = true
+    }
+
+    /// The keys of the path.
+    func keys(_ reader: BinaryReader) -> [any CodingKey] {
+        var keys: [any CodingKey] = []
+        keys.reserveCapacity(depth)
+        var node: BinaryPathNode? = self
+        while let step = node, step.depth > 0 {
+            if step.isEntry {
+                keys.append(BinaryDictionaryKey(stringValue: reader.key(step.keyStart, step.keyEnd)))
+            } else if let key = step.key {
+                keys.append(key)
+            }
+            node = step.parent
+        }
+        keys.reverse()
+        return keys
+    }
+}
+
+/// Where a lookup found a key last in a keyed container: see ``BinaryReader/findNext(_:in:depth:)``.
+private struct FoundKey {
+    /// The offset of the container's first entry; -1 for none.
+    var start = -1
+    /// The offset of the value of the entry found.
+    var value = 0
+    /// The entry's index in the container.
+    var entry = 0
+}
+
+/// What one decoding keeps: the payload, and what the reader learns about it (see ``BinaryReader``).
+private struct BinaryReaderState {
+    let bytes: UnsafeRawBufferPointer
+    /// The number of keys compared with a key looked for: see ``BinaryDecoder/decode(_:from:keyComparisons:)``.
+    var keyComparisons = 0
+    /// For each depth of the coding path, the start of the container whose index is in `indexesInUse` at that depth
+    /// (-1 for none): a `Decodable` uses one keyed container at a time at each depth, so the index of the container
+    /// in use is found by a comparison, without a hash.
+    var startInUse: [Int] = []
+    var indexesInUse: [KeyIndex?] = []
+    /// Every index built, by container start: for a `Decodable` that goes back to a container after using another
+    /// one at the same depth.
+    var indexes: [Int: KeyIndex] = [:]
+    /// The number of entries of each container of ``BinaryReader/countedEntries`` or more, by the offset of its
+    /// tag, as the first walk counted them.
+    var counts: [Int: Int] = [:]
+    /// The offset of each entry of each keyed container of ``BinaryReader/countedEntries`` or more entries whose
+    /// values are containers, by the offset of its tag, as the first walk found them (in a payload of less than
+    /// 4 GiB): a dictionary read from the container finds each entry without skipping the one before.
+    var entryOffsets: [Int: [UInt32]] = [:]
+    /// Whether a keyed container of the payload repeats a key among its first ``BinaryReader/scanLimit`` entries,
+    /// as the first walk found; if not, a lookup may take the entry after the one found last without a scan (see
+    /// ``BinaryReader/findNext(_:in:depth:)``).
+    var repeatedKeys = false
+    /// For each depth of the coding path, where a lookup found a key last.
+    var foundKeys: [FoundKey] = []
+    /// The offset of the leaf value (or array of leaves) decoded last, and the offset after it: a lookup of the next
+    /// key starts there without skipping the value again.
+    var decodedStart = -1
+    var decodedEnd = -1
+    /// The paths of the decoders that `superDecoder` returned, which a `Decodable` may use after the call that made
+    /// them (see ``BinaryPathNode``).
+    var keptPaths: [BinaryPathNode] = []
+    /// The last type found not to be a dictionary that ``BinaryKeyedDictionary`` reads: a state decodes many values
+    /// of one type in a row, and this saves a conformance check for each.
+    var notDictionary: ObjectIdentifier?
+
+    init(_ bytes: UnsafeRawBufferPointer) {
+        self.bytes = bytes
     }
 }
 
@@ -46,8 +170,13 @@ struct BinaryDecoder {
 /// `Decodable` that looks up every key of a large container stays linear in its size, and so does a struct after a
 /// large field. (A dictionary with `String` or `Int` keys in a large payload makes no lookups: see
 /// ``BinaryKeyedDictionary``.)
-private final class BinaryReader {
-    let bytes: UnsafeRawBufferPointer
+///
+/// A pointer to the state of one decoding, which ``BinaryDecoder/decode(_:from:keyComparisons:)`` allocates and
+/// frees: one word without a reference count, so that the decoder and the containers, which `Codable` copies for
+/// every call, copy it without an atomic operation. They must not outlive the decoding (a `Decodable` must not keep
+/// its decoder or containers, as the payload's bytes are gone too).
+private struct BinaryReader {
+    let state: UnsafeMutablePointer<BinaryReaderState>
 
     /// The entries a scan passes before the lookup uses an index.
     static let scanLimit = 16
@@ -56,29 +185,65 @@ private final class BinaryReader {
     static let scanBytes = 1024
     /// The size of a payload from which a keyed container is checked for a dictionary to read in one pass (see
     /// ``BinaryKeyedDictionary``).
-    static let dictionaryCheckBytes = 1024
+    static let largePayload = 1024
+    /// The number of entries from which the first walk keeps a container's count.
+    static let countedEntries = 64
 
-    // `@exclusivity(unchecked)`: a reader is used by one thread, within one call of `BinaryDecoder.decode`.
-    /// The number of keys compared with a key looked for: see ``BinaryDecoder/decode(_:from:keyComparisons:)``.
-    @exclusivity(unchecked) var keyComparisons = 0
-    /// For each depth of the coding path, the start of the container whose index is in `indexInUse` at that depth
-    /// (-1 for none): a `Decodable` uses one keyed container at a time at each depth, so the index of the container
-    /// in use is found by a comparison, without a hash.
-    @exclusivity(unchecked) private var startInUse: [Int] = []
-    @exclusivity(unchecked) private var indexInUse: [KeyIndex?] = []
-    /// Every index built, by container start: for a `Decodable` that goes back to a container after using another
-    /// one at the same depth.
-    @exclusivity(unchecked) private var indexes: [Int: KeyIndex] = [:]
-
-    init(_ bytes: UnsafeRawBufferPointer) {
-        self.bytes = bytes
+    var bytes: UnsafeRawBufferPointer { state.pointee.bytes }
+    var keyComparisons: Int {
+        unsafeAddress { UnsafePointer(state.pointer(to: \.keyComparisons)!) }
+        nonmutating unsafeMutableAddress { state.pointer(to: \.keyComparisons)! }
+    }
+    var startInUse: [Int] {
+        unsafeAddress { UnsafePointer(state.pointer(to: \.startInUse)!) }
+        nonmutating unsafeMutableAddress { state.pointer(to: \.startInUse)! }
+    }
+    var indexesInUse: [KeyIndex?] {
+        unsafeAddress { UnsafePointer(state.pointer(to: \.indexesInUse)!) }
+        nonmutating unsafeMutableAddress { state.pointer(to: \.indexesInUse)! }
+    }
+    var indexes: [Int: KeyIndex] {
+        unsafeAddress { UnsafePointer(state.pointer(to: \.indexes)!) }
+        nonmutating unsafeMutableAddress { state.pointer(to: \.indexes)! }
+    }
+    var counts: [Int: Int] {
+        unsafeAddress { UnsafePointer(state.pointer(to: \.counts)!) }
+        nonmutating unsafeMutableAddress { state.pointer(to: \.counts)! }
+    }
+    var entryOffsets: [Int: [UInt32]] {
+        unsafeAddress { UnsafePointer(state.pointer(to: \.entryOffsets)!) }
+        nonmutating unsafeMutableAddress { state.pointer(to: \.entryOffsets)! }
+    }
+    var repeatedKeys: Bool {
+        unsafeAddress { UnsafePointer(state.pointer(to: \.repeatedKeys)!) }
+        nonmutating unsafeMutableAddress { state.pointer(to: \.repeatedKeys)! }
+    }
+    var foundKeys: [FoundKey] {
+        unsafeAddress { UnsafePointer(state.pointer(to: \.foundKeys)!) }
+        nonmutating unsafeMutableAddress { state.pointer(to: \.foundKeys)! }
+    }
+    var decodedStart: Int {
+        unsafeAddress { UnsafePointer(state.pointer(to: \.decodedStart)!) }
+        nonmutating unsafeMutableAddress { state.pointer(to: \.decodedStart)! }
+    }
+    var decodedEnd: Int {
+        unsafeAddress { UnsafePointer(state.pointer(to: \.decodedEnd)!) }
+        nonmutating unsafeMutableAddress { state.pointer(to: \.decodedEnd)! }
+    }
+    var keptPaths: [BinaryPathNode] {
+        unsafeAddress { UnsafePointer(state.pointer(to: \.keptPaths)!) }
+        nonmutating unsafeMutableAddress { state.pointer(to: \.keptPaths)! }
+    }
+    var notDictionary: ObjectIdentifier? {
+        unsafeAddress { UnsafePointer(state.pointer(to: \.notDictionary)!) }
+        nonmutating unsafeMutableAddress { state.pointer(to: \.notDictionary)! }
     }
 
     /// The index of the keyed container whose first entry is at `start`, and whose coding path is `depth` keys long,
     /// if it has one.
     @inline(__always)
     func indexInUse(_ start: Int, depth: Int) -> KeyIndex? {
-        depth < startInUse.count && startInUse[depth] == start ? indexInUse[depth] : nil
+        depth < startInUse.count && startInUse[depth] == start ? indexesInUse[depth] : nil
     }
 
     /// The index of the keyed container at `start`, built if it has none yet.
@@ -93,10 +258,10 @@ private final class BinaryReader {
         }
         while startInUse.count <= depth {
             startInUse.append(-1)
-            indexInUse.append(nil)
+            indexesInUse.append(nil)
         }
         startInUse[depth] = start
-        indexInUse[depth] = index
+        indexesInUse[depth] = index
         return index
     }
 
@@ -118,13 +283,71 @@ private final class BinaryReader {
             if keyCount == 0 { return nil }
             let keyEnd = try end(keyStart, plus: keyCount - 1, codingPath())
             keyComparisons += 1
-            if equal(keyStart, keyEnd, wanted) { return keyEnd }
-            cursor = try skip(at: keyEnd, codingPath())
+            if equal(keyStart, keyEnd, wanted) {
+                if !repeatedKeys { found(keyEnd, entry: passed, in: start, depth: depth) }
+                return keyEnd
+            }
+            if keyEnd < bytes.count, let next = leafEnd(at: keyEnd) {
+                cursor = next
+            } else {
+                cursor = try skip(at: keyEnd)
+            }
             passed += 1
             if passed == Self.scanLimit || cursor - start > Self.scanBytes { break }
         }
         if try byte(at: cursor, codingPath()) == 0x00 { return nil }
         return try index(start, depth: depth, codingPath()).find(wanted, in: self)
+    }
+
+    /// The offset of the value for the key whose UTF-8 is `wanted` if it is the key of the entry after the one found
+    /// last in the keyed container at `start`; `nil` otherwise (``find(_:in:depth:_:)`` then looks it up).
+    ///
+    /// That entry is the next key of a `Decodable` that reads its keys in the written order, as a synthesized
+    /// `init(from:)` does, and it is the first entry with its key if no container repeats a key among its first
+    /// entries, which the first walk checked.
+    @inline(__always)
+    func findNext(_ wanted: UnsafeRawBufferPointer, in start: Int, depth: Int) -> Int? {
+        guard depth < foundKeys.count else { return nil }
+        let found = foundKeys[depth]
+        guard found.start == start && found.entry + 1 < Self.scanLimit else { return nil }
+        let entry: Int
+        if found.value == decodedStart {
+            entry = decodedEnd
+        } else if let next = try? skip(at: found.value) {
+            entry = next
+        } else {
+            return nil
+        }
+        guard let (keyCount, keyStart) = quickVarint(at: entry), keyCount > 0,
+            keyCount <= UInt64(bytes.count - keyStart + 1)
+        else { return nil }
+        let keyEnd = keyStart + Int(keyCount) - 1
+        keyComparisons += 1
+        guard equal(keyStart, keyEnd, wanted) else { return nil }
+        foundKeys[depth].value = keyEnd
+        foundKeys[depth].entry = found.entry + 1
+        return keyEnd
+    }
+
+    /// Notes that a lookup found the entry `entry`, whose value is at `value`, in the keyed container at `start`.
+    private func found(_ value: Int, entry: Int, in start: Int, depth: Int) {
+        while foundKeys.count <= depth {
+            foundKeys.append(FoundKey())
+        }
+        foundKeys[depth] = FoundKey(start: start, value: value, entry: entry)
+    }
+
+    /// Keeps `path` until the end of the decoding, and returns it.
+    func keepAlive(_ path: BinaryPathNode) -> BinaryPathNode {
+        keptPaths.append(path)
+        return path
+    }
+
+    /// Notes that the value at `start` was decoded, and ends before `end`.
+    @inline(__always)
+    func decoded(_ start: Int, _ end: Int) {
+        decodedStart = start
+        decodedEnd = end
     }
 
     /// The key at `keyStart..<keyEnd`, bounds already checked.
@@ -160,8 +383,25 @@ private final class BinaryReader {
     /// Whether the key at `keyStart..<keyEnd` is `wanted`.
     @inline(__always)
     func equal(_ keyStart: Int, _ keyEnd: Int, _ wanted: UnsafeRawBufferPointer) -> Bool {
-        keyEnd - keyStart == wanted.count
-            && (wanted.isEmpty || memcmp(bytes.baseAddress! + keyStart, wanted.baseAddress!, wanted.count) == 0)
+        let length = keyEnd - keyStart
+        guard length == wanted.count else { return false }
+        if length == 0 { return true }
+        let key = bytes.baseAddress! + keyStart
+        let other = wanted.baseAddress!
+        // The names of most keys are short: compared here, without a call.
+        if length < 8 {
+            for index in 0..<length {
+                let byte = key.load(fromByteOffset: index, as: UInt8.self)
+                if byte != other.load(fromByteOffset: index, as: UInt8.self) { return false }
+            }
+            return true
+        }
+        if length <= 16 {
+            return key.loadUnaligned(as: UInt64.self) == other.loadUnaligned(as: UInt64.self)
+                && key.loadUnaligned(fromByteOffset: length - 8, as: UInt64.self)
+                    == other.loadUnaligned(fromByteOffset: length - 8, as: UInt64.self)
+        }
+        return memcmp(key, other, length) == 0
     }
 
     func corrupt(at offset: Int, _ codingPath: @autoclosure () -> [any CodingKey], _ message: String) -> DecodingError {
@@ -179,6 +419,38 @@ private final class BinaryReader {
     /// Reads a varint at `offset`; returns it and the offset after it.
     @inline(__always)
     func varint(at offset: Int, _ codingPath: @autoclosure () -> [any CodingKey]) throws -> (UInt64, Int) {
+        if let result = quickVarint(at: offset) { return result }
+        return try varintOrError(at: offset, codingPath())
+    }
+
+    /// Reads a varint at `offset` without throwing: its value and the offset after it, `nil` if it runs past the
+    /// payload or past 64 bits (``varintOrError(at:_:)`` then says which).
+    @inline(__always)
+    func quickVarint(at offset: Int) -> (UInt64, Int)? {
+        let count = bytes.count
+        guard offset >= 0 && offset < count else { return nil }
+        // One byte: every tag-sized count, key length and small integer.
+        let first = bytes[offset]
+        if first < 0x80 { return (UInt64(first), offset + 1) }
+        var value = UInt64(first & 0x7F)
+        var shift: UInt64 = 7
+        var cursor = offset + 1
+        while cursor < count {
+            let byte = bytes[cursor]
+            cursor += 1
+            if shift == 63 && byte > 1 { return nil }
+            value |= UInt64(byte & 0x7F) << shift
+            if byte < 0x80 { return (value, cursor) }
+            shift += 7
+            if shift > 63 { return nil }
+        }
+        return nil
+    }
+
+    /// Reads the varint at `offset` as ``quickVarint(at:)`` does, throwing where it returns `nil`: out of line, so
+    /// that the callers' fast paths stay small.
+    @inline(never)
+    func varintOrError(at offset: Int, _ codingPath: @autoclosure () -> [any CodingKey]) throws -> (UInt64, Int) {
         var value: UInt64 = 0
         var shift: UInt64 = 0
         var offset = offset
@@ -193,32 +465,191 @@ private final class BinaryReader {
         }
     }
 
-    /// The offset after the value at `offset`.
-    func skip(at offset: Int, _ codingPath: @autoclosure () -> [any CodingKey]) throws -> Int {
-        let tag = try byte(at: offset, codingPath())
-        switch tag {
+    /// The offset after the value that is not a container at `offset` (which must be in the payload); `nil` for a
+    /// container, or for a value that is damaged (``skip(at:validating:)`` then throws). Never throws, so that it is
+    /// inlined into the loops that walk containers.
+    @inline(__always)
+    private func leafEnd(at offset: Int) -> Int? {
+        let count = bytes.count
+        switch bytes[offset] {
         case 0x00, 0x01, 0x02: return offset + 1
-        case 0x03, 0x04: return try varint(at: offset + 1, codingPath()).1
-        case 0x05: return try end(offset + 1, plus: 4, codingPath())
-        case 0x06: return try end(offset + 1, plus: 8, codingPath())
+        case 0x03, 0x04: return quickVarint(at: offset + 1)?.1
+        case 0x05: return count - offset >= 5 ? offset + 5 : nil
+        case 0x06: return count - offset >= 9 ? offset + 9 : nil
         case 0x07:
-            let (count, start) = try varint(at: offset + 1, codingPath())
-            return try end(start, plus: count, codingPath())
+            guard let (length, start) = quickVarint(at: offset + 1), length <= UInt64(count - start) else {
+                return nil
+            }
+            return start + Int(length)
+        default: return nil
+        }
+    }
+
+    /// The offset after the value at `offset`.
+    ///
+    /// `validating` is for the first call, ``BinaryDecoder/decode(_:from:keyComparisons:)``'s walk of the whole
+    /// payload: it also keeps the number of entries of each container of ``countedEntries`` or more in `counts`,
+    /// and sets `repeatedKeys` if a keyed container repeats a key among its first ``scanLimit`` entries. Errors have
+    /// an empty coding path: that first walk throws for any damage to the payload's structure, and every later call
+    /// skips a value inside that structure.
+    func skip(at offset: Int, validating: Bool = false) throws -> Int {
+        let count = bytes.count
+        guard offset >= 0 && offset < count else { throw corrupt(at: offset, [], "the payload ends early") }
+        switch bytes[offset] {
         case 0x08:
             var cursor = offset + 1
+            var entries = 0
+            // A bit for each of the first entries' keys, from its length and its first and last bytes: a key whose
+            // bit is already set is compared with the earlier keys (`repeats`), any other one is new.
+            var signatures: UInt64 = 0
+            // The entries' offsets, from the ``countedEntries``th entry on (the first ones walked again then).
+            var offsets: [UInt32] = []
             while true {
-                let (keyCount, keyStart) = try varint(at: cursor, codingPath())
-                if keyCount == 0 { return keyStart }
-                cursor = try skip(at: end(keyStart, plus: keyCount - 1, codingPath()), codingPath())
+                guard let (keyCount, keyStart) = quickVarint(at: cursor), keyCount <= UInt64(count - keyStart + 1)
+                else {
+                    // Throws the precise error.
+                    let (keyCount, keyStart) = try varintOrError(at: cursor, [])
+                    _ = try end(keyStart, plus: keyCount - 1, [])
+                    throw corrupt(at: cursor, [], "a damaged key")
+                }
+                if keyCount == 0 {
+                    if validating && entries >= Self.countedEntries {
+                        counts[offset] = entries
+                        if !offsets.isEmpty { entryOffsets[offset] = offsets }
+                    }
+                    return keyStart
+                }
+                let value = keyStart + Int(keyCount) - 1
+                // Kept for containers of containers: leaves are read without a skip, whose end their reading gives.
+                if validating && entries >= Self.countedEntries && count <= Int(UInt32.max) {
+                    if entries == Self.countedEntries && value < count && bytes[value] >= 0x08 {
+                        offsets = try firstEntries(of: offset)
+                    }
+                    if !offsets.isEmpty { offsets.append(UInt32(cursor)) }
+                }
+                if validating && entries < Self.scanLimit && !repeatedKeys {
+                    let length = value - keyStart
+                    let first = length > 0 ? UInt64(bytes[keyStart]) : 0
+                    let last = length > 0 ? UInt64(bytes[value - 1]) : 0
+                    let signature: UInt64 = 1 << ((UInt64(length) &* 29 &+ first &* 7 &+ last) & 63)
+                    if try signatures & signature != 0 && repeats(keyStart, value, before: cursor, from: offset + 1) {
+                        repeatedKeys = true
+                    }
+                    signatures |= signature
+                }
+                if value < count, let next = leafEnd(at: value) {
+                    cursor = next
+                } else {
+                    cursor = try skip(at: value, validating: validating)
+                }
+                entries += 1
             }
         case 0x09:
             var cursor = offset + 1
-            while try byte(at: cursor, codingPath()) != 0xFF {
-                cursor = try skip(at: cursor, codingPath())
+            var elements = 0
+            while true {
+                guard cursor < count else { throw corrupt(at: cursor, [], "the payload ends early") }
+                if bytes[cursor] == 0xFF { break }
+                if let next = leafEnd(at: cursor) {
+                    cursor = next
+                } else {
+                    cursor = try skip(at: cursor, validating: validating)
+                }
+                elements += 1
             }
+            if validating && elements >= Self.countedEntries { counts[offset] = elements }
             return cursor + 1
         default:
-            throw corrupt(at: offset, codingPath(), "unknown tag \(tag)")
+            if let next = leafEnd(at: offset) { return next }
+            throw leafError(at: offset)
+        }
+    }
+
+    /// The offsets of the first ``countedEntries`` entries of the keyed container whose tag is at `offset`, which has
+    /// more.
+    @inline(never)
+    private func firstEntries(of offset: Int) throws -> [UInt32] {
+        var offsets: [UInt32] = []
+        offsets.reserveCapacity(4 * Self.countedEntries)
+        var cursor = offset + 1
+        for _ in 0..<Self.countedEntries {
+            offsets.append(UInt32(cursor))
+            let (keyCount, keyStart) = try varint(at: cursor, [])
+            cursor = try skip(at: end(keyStart, plus: keyCount - 1, []))
+        }
+        return offsets
+    }
+
+    /// Whether an entry of the keyed container whose first entry is at `start`, before the entry at `entry`, has
+    /// the key at `keyStart..<keyEnd`.
+    @inline(never)
+    private func repeats(_ keyStart: Int, _ keyEnd: Int, before entry: Int, from start: Int) throws -> Bool {
+        var cursor = start
+        while cursor < entry {
+            let (keyCount, earlierStart) = try varint(at: cursor, [])
+            let earlierEnd = try end(earlierStart, plus: keyCount - 1, [])
+            if equal(earlierStart, earlierEnd, UnsafeRawBufferPointer(rebasing: bytes[keyStart..<keyEnd])) {
+                return true
+            }
+            cursor = try skip(at: earlierEnd)
+        }
+        return false
+    }
+
+    /// The error for the damaged value at `offset`, which ``leafEnd(at:)`` could not skip.
+    @inline(never)
+    private func leafError(at offset: Int) -> any Error {
+        do {
+            let tag = try byte(at: offset, [])
+            switch tag {
+            case 0x03, 0x04: _ = try varint(at: offset + 1, [])
+            case 0x05: _ = try end(offset + 1, plus: 4, [])
+            case 0x06: _ = try end(offset + 1, plus: 8, [])
+            case 0x07:
+                let (count, start) = try varint(at: offset + 1, [])
+                _ = try end(start, plus: count, [])
+            default: return corrupt(at: offset, [], "unknown tag \(tag)")
+            }
+        } catch {
+            return error
+        }
+        return corrupt(at: offset, [], "a damaged value")
+    }
+
+    /// The number of entries (or elements) of the keyed (or unkeyed) container whose tag is at `offset`; an error
+    /// has an empty coding path, as in ``skip(at:validating:)``.
+    func count(at offset: Int) throws -> Int {
+        let total = bytes.count
+        guard offset >= 0 && offset < total else { throw corrupt(at: offset, [], "the payload ends early") }
+        let keyed = bytes[offset] == 0x08
+        var cursor = offset + 1
+        var count = 0
+        while true {
+            if keyed {
+                guard let (keyCount, keyStart) = quickVarint(at: cursor), keyCount <= UInt64(total - keyStart + 1)
+                else {
+                    _ = try skip(at: offset)  // throws the precise error
+                    throw corrupt(at: cursor, [], "a damaged key")
+                }
+                if keyCount == 0 { return count }
+                let value = keyStart + Int(keyCount) - 1
+                if value < total, let next = leafEnd(at: value) {
+                    cursor = next
+                } else {
+                    cursor = try skip(at: value)
+                }
+            } else {
+                guard cursor < total else { throw corrupt(at: cursor, [], "the payload ends early") }
+                if bytes[cursor] == 0xFF { return count }
+                if let next = leafEnd(at: cursor) {
+                    cursor = next
+                } else {
+                    cursor = try skip(at: cursor)
+                }
+            }
+            count += 1
+            // A large container: its count may be known (a hash, which most containers, being small, save).
+            if count == Self.countedEntries, let recorded = counts[offset] { return recorded }
         }
     }
 
@@ -231,30 +662,25 @@ private final class BinaryReader {
         return start + Int(count)
     }
 
+    /// The integer at `offset` and the offset after it.
     // Always inlined: unspecialized, the conversion to `T` looks up generic metadata for every integer.
     @inline(__always)
     func integer<T: FixedWidthInteger>(
         _ type: T.Type,
         at offset: Int,
         _ codingPath: @autoclosure () -> [any CodingKey]
-    ) throws -> T {
+    ) throws -> (T, Int) {
         let tag = try byte(at: offset, codingPath())
-        let result: T?
-        switch tag {
-        case 0x03:
-            let raw = try varint(at: offset + 1, codingPath()).0
-            result = T(exactly: Int64(bitPattern: (raw >> 1) ^ (0 &- (raw & 1))))
-        case 0x04:
-            result = T(exactly: try varint(at: offset + 1, codingPath()).0)
-        default:
-            throw mismatch(type, tag: tag, at: offset, codingPath())
-        }
+        guard tag == 0x03 || tag == 0x04 else { throw mismatch(type, tag: tag, at: offset, codingPath()) }
+        let (raw, next) = try varint(at: offset + 1, codingPath())
+        let result =
+            tag == 0x03 ? T(exactly: Int64(bitPattern: (raw >> 1) ^ (0 &- (raw & 1)))) : T(exactly: raw)
         guard let result else {
             throw DecodingError.dataCorrupted(
                 .init(codingPath: codingPath(), debugDescription: "the number does not fit in \(T.self)")
             )
         }
-        return result
+        return (result, next)
     }
 
     func mismatch(
@@ -269,71 +695,334 @@ private final class BinaryReader {
         )
     }
 
+    @inline(__always)
     func bool(at offset: Int, _ codingPath: @autoclosure () -> [any CodingKey]) throws -> Bool {
         let tag = try byte(at: offset, codingPath())
         guard tag == 0x01 || tag == 0x02 else { throw mismatch(Bool.self, tag: tag, at: offset, codingPath()) }
         return tag == 0x02
     }
 
-    func double(at offset: Int, _ codingPath: @autoclosure () -> [any CodingKey]) throws -> Double {
+    /// The `Double` at `offset` and the offset after it.
+    func double(at offset: Int, _ codingPath: @autoclosure () -> [any CodingKey]) throws -> (Double, Int) {
         let tag = try byte(at: offset, codingPath())
         switch tag {
         case 0x06:
-            _ = try end(offset + 1, plus: 8, codingPath())
-            return Double(
-                bitPattern: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 1, as: UInt64.self))
-            )
+            let next = try end(offset + 1, plus: 8, codingPath())
+            let bits = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 1, as: UInt64.self))
+            return (Double(bitPattern: bits), next)
         case 0x05:
-            return Double(try float(at: offset, codingPath()))
+            let (float, next) = try self.float(at: offset, codingPath())
+            return (Double(float), next)
         default:
             throw mismatch(Double.self, tag: tag, at: offset, codingPath())
         }
     }
 
-    func float(at offset: Int, _ codingPath: @autoclosure () -> [any CodingKey]) throws -> Float {
+    /// The `Float` at `offset` and the offset after it.
+    func float(at offset: Int, _ codingPath: @autoclosure () -> [any CodingKey]) throws -> (Float, Int) {
         let tag = try byte(at: offset, codingPath())
         guard tag == 0x05 else { throw mismatch(Float.self, tag: tag, at: offset, codingPath()) }
-        _ = try end(offset + 1, plus: 4, codingPath())
-        return Float(bitPattern: UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 1, as: UInt32.self)))
+        let next = try end(offset + 1, plus: 4, codingPath())
+        let bits = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 1, as: UInt32.self))
+        return (Float(bitPattern: bits), next)
     }
 
-    func string(at offset: Int, _ codingPath: @autoclosure () -> [any CodingKey]) throws -> String {
+    /// The string at `offset` and the offset after it.
+    func string(at offset: Int, _ codingPath: @autoclosure () -> [any CodingKey]) throws -> (String, Int) {
         let tag = try byte(at: offset, codingPath())
         guard tag == 0x07 else { throw mismatch(String.self, tag: tag, at: offset, codingPath()) }
         let (count, start) = try varint(at: offset + 1, codingPath())
         let end = try end(start, plus: count, codingPath())
-        guard let string = String(validating: UnsafeRawBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
-        else {
+        let utf8 = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
+        // ASCII is valid UTF-8, and `String(decoding:)` of it is the fast path of the standard library (checked
+        // eight bytes at a time); `String(validating:)` runs unspecialized here, with generic metadata lookups.
+        if Self.isASCII(utf8) {
+            return (String(decoding: utf8, as: UTF8.self), end)
+        }
+        guard let string = String(validating: utf8, as: UTF8.self) else {
             throw corrupt(at: start, codingPath(), "a string is not valid UTF-8")
         }
-        return string
+        return (string, end)
+    }
+
+    /// Whether every byte of `utf8` is below 0x80.
+    @inline(__always)
+    static func isASCII(_ utf8: UnsafeRawBufferPointer) -> Bool {
+        var index = 0
+        let count = utf8.count
+        var high: UInt64 = 0
+        while count - index >= 8 {
+            high |= utf8.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            index += 8
+        }
+        while index < count {
+            high |= UInt64(utf8[index])
+            index += 1
+        }
+        return high & 0x8080_8080_8080_8080 == 0
+    }
+}
+
+// MARK: - Values without a Decoder
+
+/// A value that the reader decodes from its tag and body, without a `Decoder` and its containers: the common leaf
+/// types, alone and as the elements of arrays and the values of dictionaries.
+private protocol BinaryLeaf {
+    /// The value at `offset` and the offset after it.
+    static func read(
+        _ reader: BinaryReader,
+        at offset: Int,
+        _ codingPath: @autoclosure () -> [any CodingKey]
+    ) throws -> (Self, Int)
+}
+
+extension Int: BinaryLeaf {
+    @inline(__always)
+    fileprivate static func read(
+        _ reader: BinaryReader,
+        at offset: Int,
+        _ codingPath: @autoclosure () -> [any CodingKey]
+    ) throws -> (Int, Int) {
+        try reader.integer(Int.self, at: offset, codingPath())
+    }
+}
+
+extension String: BinaryLeaf {
+    @inline(__always)
+    fileprivate static func read(
+        _ reader: BinaryReader,
+        at offset: Int,
+        _ codingPath: @autoclosure () -> [any CodingKey]
+    ) throws -> (String, Int) {
+        try reader.string(at: offset, codingPath())
+    }
+}
+
+extension Double: BinaryLeaf {
+    @inline(__always)
+    fileprivate static func read(
+        _ reader: BinaryReader,
+        at offset: Int,
+        _ codingPath: @autoclosure () -> [any CodingKey]
+    ) throws -> (Double, Int) {
+        try reader.double(at: offset, codingPath())
+    }
+}
+
+extension Bool: BinaryLeaf {
+    @inline(__always)
+    fileprivate static func read(
+        _ reader: BinaryReader,
+        at offset: Int,
+        _ codingPath: @autoclosure () -> [any CodingKey]
+    ) throws -> (Bool, Int) {
+        (try reader.bool(at: offset, codingPath()), offset + 1)
+    }
+}
+
+/// The key type of a dictionary that the encoding writes as a keyed container: `String` or `Int`.
+private protocol BinaryDictionaryKeyType: Hashable {
+    /// The key at `keyStart..<keyEnd` (bounds checked), as `Dictionary.init(from:)` reads it from a
+    /// `CodingKey`: a string, or a string that `Int(_:)` parses; `codingPath` is the dictionary's.
+    static func key(
+        _ reader: BinaryReader,
+        _ keyStart: Int,
+        _ keyEnd: Int,
+        _ codingPath: @autoclosure () -> [any CodingKey]
+    ) throws -> Self
+}
+
+extension String: BinaryDictionaryKeyType {
+    @inline(__always)
+    fileprivate static func key(
+        _ reader: BinaryReader,
+        _ keyStart: Int,
+        _ keyEnd: Int,
+        _ codingPath: @autoclosure () -> [any CodingKey]
+    ) throws -> String {
+        reader.key(keyStart, keyEnd)
+    }
+}
+
+extension Int: BinaryDictionaryKeyType {
+    @inline(__always)
+    fileprivate static func key(
+        _ reader: BinaryReader,
+        _ keyStart: Int,
+        _ keyEnd: Int,
+        _ codingPath: @autoclosure () -> [any CodingKey]
+    ) throws -> Int {
+        guard let number = reader.intKey(keyStart, keyEnd) else {
+            throw DecodingError.typeMismatch(
+                Int.self,
+                .init(
+                    codingPath: codingPath() + [BinaryDictionaryKey(stringValue: reader.key(keyStart, keyEnd))],
+                    debugDescription: "Expected Int key but found String key instead."
+                )
+            )
+        }
+        return number
     }
 }
 
 extension BinaryReader {
-    /// Decodes the value at `offset`: the common leaf types without a `Decoder` (and its coding path), a
-    /// dictionary with `String` or `Int` keys straight from its keyed container, anything else through its
+    /// Decodes the value at `offset`: the common leaf types and arrays of them without a `Decoder` (and its coding
+    /// path), a dictionary with `String` or `Int` keys straight from its keyed container, anything else through its
     /// `init(from:)`.
+    ///
+    /// Always inlined: where `T` is known, the type checks fold away; where it is not (a `Decodable`'s property,
+    /// decoded through a container), they are comparisons of metadata pointers.
     @inline(__always)
-    func decode<T: Decodable>(
-        _ type: T.Type,
+    func decode<T: Decodable>(_ type: T.Type, at offset: Int, _ path: @autoclosure () -> BinaryPathNode) throws -> T {
+        if T.self == Int.self { return unsafeBitCast(try leaf(Int.self, at: offset, path().keys(self)), to: T.self) }
+        if T.self == String.self {
+            return unsafeBitCast(try leaf(String.self, at: offset, path().keys(self)), to: T.self)
+        }
+        if T.self == Double.self {
+            return unsafeBitCast(try leaf(Double.self, at: offset, path().keys(self)), to: T.self)
+        }
+        if T.self == Bool.self { return unsafeBitCast(try leaf(Bool.self, at: offset, path().keys(self)), to: T.self) }
+        if T.self == [Int].self { return unsafeBitCast(try array(Int.self, at: offset, path().keys(self)), to: T.self) }
+        if T.self == [String].self {
+            return unsafeBitCast(try array(String.self, at: offset, path().keys(self)), to: T.self)
+        }
+        if T.self == [Double].self {
+            return unsafeBitCast(try array(Double.self, at: offset, path().keys(self)), to: T.self)
+        }
+        return try composite(type, at: offset, path())
+    }
+
+    /// ``decode(_:at:_:)`` for a path that the caller holds (a dictionary's entries, an unkeyed container's
+    /// elements): passed without a closure, which would return it retained.
+    @inline(__always)
+    func decode<T: Decodable>(_ type: T.Type, at offset: Int, in path: BinaryPathNode) throws -> T {
+        if T.self == Int.self { return unsafeBitCast(try leaf(Int.self, at: offset, path.keys(self)), to: T.self) }
+        if T.self == String.self {
+            return unsafeBitCast(try leaf(String.self, at: offset, path.keys(self)), to: T.self)
+        }
+        if T.self == Double.self {
+            return unsafeBitCast(try leaf(Double.self, at: offset, path.keys(self)), to: T.self)
+        }
+        if T.self == Bool.self { return unsafeBitCast(try leaf(Bool.self, at: offset, path.keys(self)), to: T.self) }
+        if T.self == [Int].self { return unsafeBitCast(try array(Int.self, at: offset, path.keys(self)), to: T.self) }
+        if T.self == [String].self {
+            return unsafeBitCast(try array(String.self, at: offset, path.keys(self)), to: T.self)
+        }
+        if T.self == [Double].self {
+            return unsafeBitCast(try array(Double.self, at: offset, path.keys(self)), to: T.self)
+        }
+        return try composite(type, at: offset, path)
+    }
+
+    /// The leaf value at `offset`, its end noted (see ``decoded(_:_:)``).
+    @inline(__always)
+    func leaf<Value: BinaryLeaf>(
+        _ type: Value.Type,
         at offset: Int,
         _ codingPath: @autoclosure () -> [any CodingKey]
-    ) throws -> T {
-        if T.self == Int.self { return unsafeBitCast(try integer(Int.self, at: offset, codingPath()), to: T.self) }
-        if T.self == String.self { return unsafeBitCast(try string(at: offset, codingPath()), to: T.self) }
-        if T.self == Double.self { return unsafeBitCast(try double(at: offset, codingPath()), to: T.self) }
-        if T.self == Bool.self { return unsafeBitCast(try bool(at: offset, codingPath()), to: T.self) }
-        let path = codingPath()
+    ) throws -> Value {
+        let (value, end) = try Value.read(self, at: offset, codingPath())
+        decoded(offset, end)
+        return value
+    }
+
+    /// Decodes a value that is not a leaf: a dictionary read entry after entry, or anything through `init(from:)`.
+    func composite<T: Decodable>(_ type: T.Type, at offset: Int, _ path: BinaryPathNode) throws -> T {
         // A small payload skips the check for a dictionary (a conformance lookup): its dictionaries are small, and
         // their lookups scan a few entries.
-        if bytes.count >= Self.dictionaryCheckBytes, offset < bytes.count, bytes[offset] == 0x08,
-            let dictionary = T.self as? any BinaryKeyedDictionary.Type,
-            let value = try dictionary.decodeEntries(self, at: offset, path)
+        if bytes.count >= Self.largePayload, offset < bytes.count, bytes[offset] == 0x08,
+            ObjectIdentifier(T.self) != notDictionary
         {
-            return value as! T
+            if let dictionary = T.self as? any BinaryKeyedDictionary.Type {
+                if let value = try dictionary.decodeEntries(self, at: offset, path) {
+                    return value as! T
+                }
+            } else {
+                notDictionary = ObjectIdentifier(T.self)
+            }
         }
-        return try T(from: BinaryValueDecoder(reader: self, offset: offset, codingPath: path))
+        return try T(from: BinaryValueDecoder(reader: self, offset: offset, path: path))
+    }
+
+    /// The array of leaves in the unkeyed container at `offset`, allocated once.
+    func array<Element: BinaryLeaf>(
+        _ type: Element.Type,
+        at offset: Int,
+        _ codingPath: @autoclosure () -> [any CodingKey]
+    ) throws -> [Element] {
+        let tag = try byte(at: offset, codingPath())
+        guard tag == 0x09 else { throw mismatch([Any].self, tag: tag, at: offset, codingPath()) }
+        // A few elements are read into a buffer on the stack first, which gives a short array's count without a
+        // walk of its own.
+        let few = 8
+        let (short, end) = try withUnsafeTemporaryAllocation(of: Element.self, capacity: few) {
+            (buffer: UnsafeMutableBufferPointer<Element>) throws -> ([Element]?, Int) in
+            var read = 0
+            defer { buffer.baseAddress!.deinitialize(count: read) }
+            var cursor = offset + 1
+            while read < few {
+                guard cursor < bytes.count else { throw corrupt(at: cursor, codingPath(), "the payload ends early") }
+                if bytes[cursor] == 0xFF {
+                    return (Array(UnsafeBufferPointer(rebasing: buffer[0..<read])), cursor + 1)
+                }
+                let (element, next) = try Element.read(self, at: cursor, codingPath())
+                (buffer.baseAddress! + read).initialize(to: element)
+                read += 1
+                cursor = next
+            }
+            return (nil, cursor)
+        }
+        if let short {
+            decoded(offset, end)
+            return short
+        }
+        let count = try count(at: offset)
+        // Not `init(unsafeUninitializedCapacity:)`, which allocates through unspecialized code (a metadata lookup).
+        var elements: [Element] = []
+        elements.reserveCapacity(count)
+        var cursor = offset + 1
+        for _ in 0..<count {
+            let (element, next) = try Element.read(self, at: cursor, codingPath())
+            elements.append(element)
+            cursor = next
+        }
+        decoded(offset, cursor + 1)
+        return elements
+    }
+
+    /// The dictionary of leaves in the keyed container at `offset`: specialized code for each key and value type,
+    /// with the same result as `Dictionary.init(from:)` (see ``BinaryKeyedDictionary``).
+    func leafDictionary<Key: BinaryDictionaryKeyType, Value: BinaryLeaf>(
+        _ key: Key.Type,
+        _ value: Value.Type,
+        at offset: Int,
+        _ path: BinaryPathNode
+    ) throws -> [Key: Value] {
+        var result = [Key: Value](minimumCapacity: try count(at: offset))
+        var cursor = offset + 1
+        while true {
+            let (keyCount, keyStart) = try varint(at: cursor, path.keys(self))
+            if keyCount == 0 { return result }
+            let keyEnd = try end(keyStart, plus: keyCount - 1, path.keys(self))
+            let key = try Key.key(self, keyStart, keyEnd, path.keys(self))
+            let value: Value
+            do {
+                (value, cursor) = try Value.read(
+                    self,
+                    at: keyEnd,
+                    path.keys(self) + [BinaryDictionaryKey(stringValue: self.key(keyStart, keyEnd))]
+                )
+            } catch {
+                // The value of a repeated key is never read by `init(from:)`: one that does not decode is skipped.
+                if result.index(forKey: key) == nil { throw error }
+                cursor = try skip(at: keyEnd)
+                continue
+            }
+            // One hash per entry: the value is inserted, and the first one put back if the key had one already.
+            if let first = result.updateValue(value, forKey: key) {
+                result[key] = first
+            }
+        }
     }
 }
 
@@ -344,7 +1033,7 @@ extension BinaryReader {
 private protocol BinaryKeyedDictionary {
     /// The dictionary in the keyed container at `offset`, `nil` to let `init(from:)` read the value (its keys are
     /// neither `String`s nor `Int`s, or the value is not a keyed container).
-    static func decodeEntries(_ reader: BinaryReader, at offset: Int, _ codingPath: [any CodingKey]) throws -> Self?
+    static func decodeEntries(_ reader: BinaryReader, at offset: Int, _ path: BinaryPathNode) throws -> Self?
 }
 
 /// A key of a dictionary read by ``BinaryKeyedDictionary``, for coding paths.
@@ -365,57 +1054,142 @@ extension Dictionary: BinaryKeyedDictionary where Key: Decodable, Value: Decodab
     fileprivate static func decodeEntries(
         _ reader: BinaryReader,
         at offset: Int,
-        _ codingPath: [any CodingKey]
+        _ path: BinaryPathNode
     ) throws -> Self? {
-        guard Key.self == String.self || Key.self == Int.self, try reader.byte(at: offset, codingPath) == 0x08 else {
+        guard Key.self == String.self || Key.self == Int.self, try reader.byte(at: offset, path.keys(reader)) == 0x08
+        else {
             return nil
         }
-        // Counted first, so that the dictionary is allocated once.
-        var count = 0
+        // Leaf values: code specialized for the key and value types. Unspecialized, each insertion of a generic
+        // dictionary looks up the dictionary's generic metadata (a lock and a hash in the runtime on Linux).
+        if Key.self == String.self {
+            if let result = try leaves(String.self, reader, at: offset, path) { return result }
+        } else {
+            if let result = try leaves(Int.self, reader, at: offset, path) { return result }
+        }
+        // Built in one call of `init(_:uniquingKeysWith:)`, which takes the entries from a sequence that decodes
+        // them one at a time: an unspecialized insertion by `updateValue` looks up the dictionary's generic
+        // metadata (twice) for every entry, the initializer once. A repeated key has its first value.
+        let offsets = reader.entryOffsets[offset]
+        let entries = BinaryEntries<Key, Value>(
+            reader: reader,
+            entry: BinaryPathNode(entriesOf: path),
+            cursor: offsets == nil ? offset + 1 : 0,
+            count: try offsets?.count ?? reader.count(at: offset),
+            offsets: offsets
+        )
+        let result = Self(entries, uniquingKeysWith: { first, _ in first })
+        if entries.entry.error == nil { return result }
+        // A value did not decode: decoded again, entry after entry, where the value of a repeated key is not read
+        // (as `init(from:)` never reads it); this throws the error unless it was such a value.
+        return try oneByOne(reader, at: offset, path)
+    }
+
+    /// The dictionary in the keyed container at `offset` (whose keys are `String`s or `Int`s), inserted entry after
+    /// entry, with the value of a repeated key not read.
+    private static func oneByOne(_ reader: BinaryReader, at offset: Int, _ path: BinaryPathNode) throws -> Self {
+        var result = Self(minimumCapacity: try reader.count(at: offset))
+        // Each value's coding path is the dictionary's and the entry's key, made only if something asks for it.
+        let entry = BinaryPathNode(entriesOf: path)
         var cursor = offset + 1
         while true {
-            let (keyCount, keyStart) = try reader.varint(at: cursor, codingPath)
-            if keyCount == 0 { break }
-            cursor = try reader.skip(at: reader.end(keyStart, plus: keyCount - 1, codingPath), codingPath)
-            count += 1
-        }
-        var result = Self(minimumCapacity: count)
-        cursor = offset + 1
-        while true {
-            let (keyCount, keyStart) = try reader.varint(at: cursor, codingPath)
+            let (keyCount, keyStart) = try reader.varint(at: cursor, path.keys(reader))
             if keyCount == 0 { return result }
-            let keyEnd = try reader.end(keyStart, plus: keyCount - 1, codingPath)
-            cursor = try reader.skip(at: keyEnd, codingPath)
-            let key: Key
-            if Key.self == String.self {
-                key = unsafeBitCast(reader.key(keyStart, keyEnd), to: Key.self)
-            } else if let number = reader.intKey(keyStart, keyEnd) {
-                key = unsafeBitCast(number, to: Key.self)
-            } else {
-                throw DecodingError.typeMismatch(
-                    Int.self,
-                    .init(
-                        codingPath: codingPath + [BinaryDictionaryKey(stringValue: reader.key(keyStart, keyEnd))],
-                        debugDescription: "Expected Int key but found String key instead."
-                    )
-                )
-            }
+            let keyEnd = try reader.end(keyStart, plus: keyCount - 1, path.keys(reader))
+            cursor = try reader.skip(at: keyEnd)
+            let key: Key = try reader.dictionaryKey(keyStart, keyEnd, path.keys(reader))
+            entry.keyStart = keyStart
+            entry.keyEnd = keyEnd
             // One hash per entry: the value is inserted, and the first one put back if the key had one already.
             // The value of a repeated key that does not decode is skipped, as `init(from:)` never reads it.
             let value: Value
             do {
-                value = try reader.decode(
-                    Value.self,
-                    at: keyEnd,
-                    codingPath + [BinaryDictionaryKey(stringValue: reader.key(keyStart, keyEnd))]
-                )
+                value = try reader.decode(Value.self, at: keyEnd, in: entry)
             } catch {
                 if result.index(forKey: key) != nil { continue }
                 throw error
             }
-            if let first = result.updateValue(value, forKey: key) {
+            if let first = result.updateValue(consume value, forKey: key) {
                 result[key] = first
             }
+        }
+    }
+
+    /// The dictionary read by ``BinaryReader/leafDictionary(_:_:at:_:)`` if `Value` is a leaf type; `nil`
+    /// otherwise. `Key` is `DictionaryKey`.
+    @inline(__always)
+    private static func leaves<DictionaryKey: BinaryDictionaryKeyType>(
+        _ key: DictionaryKey.Type,
+        _ reader: BinaryReader,
+        at offset: Int,
+        _ path: BinaryPathNode
+    ) throws -> Self? {
+        if Value.self == Int.self {
+            return unsafeBitCast(try reader.leafDictionary(key, Int.self, at: offset, path), to: Self.self)
+        }
+        if Value.self == String.self {
+            return unsafeBitCast(try reader.leafDictionary(key, String.self, at: offset, path), to: Self.self)
+        }
+        if Value.self == Double.self {
+            return unsafeBitCast(try reader.leafDictionary(key, Double.self, at: offset, path), to: Self.self)
+        }
+        if Value.self == Bool.self {
+            return unsafeBitCast(try reader.leafDictionary(key, Bool.self, at: offset, path), to: Self.self)
+        }
+        return nil
+    }
+}
+
+extension BinaryReader {
+    /// The key at `keyStart..<keyEnd` of a dictionary whose keys are `String`s or `Int`s.
+    @inline(__always)
+    func dictionaryKey<Key>(
+        _ keyStart: Int,
+        _ keyEnd: Int,
+        _ codingPath: @autoclosure () -> [any CodingKey]
+    ) throws -> Key {
+        if Key.self == String.self {
+            return unsafeBitCast(try String.key(self, keyStart, keyEnd, codingPath()), to: Key.self)
+        }
+        return unsafeBitCast(try Int.key(self, keyStart, keyEnd, codingPath()), to: Key.self)
+    }
+}
+
+/// The entries of a keyed container read as a dictionary whose keys are `String`s or `Int`s, each decoded when
+/// `Dictionary.init(_:uniquingKeysWith:)` asks for it. An error ends the sequence and is kept in `entry.error`.
+private struct BinaryEntries<Key: Hashable, Value: Decodable>: Sequence, IteratorProtocol {
+    let reader: BinaryReader
+    /// The entry being decoded, for the values' coding paths, and the error that ended the sequence.
+    let entry: BinaryPathNode
+    /// The offset of the next entry.
+    var cursor: Int
+    let count: Int
+    /// The offset of every entry, if the first walk kept them; `cursor` is then the index of the next one.
+    let offsets: [UInt32]?
+
+    var underestimatedCount: Int { count }
+
+    mutating func next() -> (Key, Value)? {
+        guard entry.error == nil else { return nil }
+        do {
+            var at = cursor
+            if let offsets {
+                guard cursor < offsets.count else { return nil }
+                at = Int(offsets[cursor])
+            }
+            let (keyCount, keyStart) = try reader.varint(at: at, entry.parent!.keys(reader))
+            if keyCount == 0 { return nil }
+            let keyEnd = try reader.end(keyStart, plus: keyCount - 1, entry.parent!.keys(reader))
+            let next = offsets == nil ? try reader.skip(at: keyEnd) : cursor + 1
+            let key: Key = try reader.dictionaryKey(keyStart, keyEnd, entry.parent!.keys(reader))
+            entry.keyStart = keyStart
+            entry.keyEnd = keyEnd
+            let value = try reader.decode(Value.self, at: keyEnd, in: entry)
+            cursor = next
+            return (key, value)
+        } catch {
+            entry.error = error
+            return nil
         }
     }
 }
@@ -449,7 +1223,7 @@ private final class KeyIndex {
             let keyEnd = try reader.end(keyStart, plus: keyCount - 1, codingPath())
             keyStarts.append(keyStart)
             keyEnds.append(keyEnd)
-            cursor = try reader.skip(at: keyEnd, codingPath())
+            cursor = try reader.skip(at: keyEnd)
         }
         // An entry takes at least two bytes, so a payload that fits in memory has fewer than `UInt32.max` of them.
         var capacity = 16
@@ -518,10 +1292,20 @@ private final class KeyIndex {
     }
 }
 
+// MARK: - The Decoder and its containers
+
+/// The `Decoder` of one value.
+///
+/// Three words, so that the `any Decoder` that `init(from:)` receives holds it inline instead of in a heap box. The
+/// decoder and its containers do not outlive the decoding of their value (a `Decodable` must not keep one after
+/// `init(from:)` returns): they hold its path `unowned(unsafe)` (see ``BinaryPathNode``), and the reader's state is
+/// freed when the payload is decoded.
 private struct BinaryValueDecoder: Decoder {
     let reader: BinaryReader
     let offset: Int
-    let codingPath: [any CodingKey]
+    /// Held by whoever decodes the value (see ``BinaryPathNode``).
+    unowned(unsafe) let path: BinaryPathNode
+    var codingPath: [any CodingKey] { path.keys(reader) }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
@@ -529,9 +1313,7 @@ private struct BinaryValueDecoder: Decoder {
         guard tag == 0x08 else {
             throw reader.mismatch([String: Any].self, tag: tag, at: offset, codingPath)
         }
-        return KeyedDecodingContainer(
-            BinaryKeyedDecoder<Key>(reader: reader, start: offset + 1, codingPath: codingPath)
-        )
+        return KeyedDecodingContainer(BinaryKeyedDecoder<Key>(reader: reader, start: offset + 1, path: path))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -539,11 +1321,31 @@ private struct BinaryValueDecoder: Decoder {
         guard tag == 0x09 else {
             throw reader.mismatch([Any].self, tag: tag, at: offset, codingPath)
         }
-        return BinaryUnkeyedDecoder(reader: reader, cursor: offset + 1, codingPath: codingPath)
+        return BinaryUnkeyedDecoder(reader: reader, cursor: offset + 1, path: path)
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
-        BinarySingleValueDecoder(reader: reader, offset: offset, codingPath: codingPath)
+        BinarySingleValueDecoder(reader: reader, offset: offset, path: path)
+    }
+}
+
+extension BinaryReader {
+    /// The keyed container at `offset`, which holds its path: a nested container, which no decoder holds the path of.
+    func keyedContainer<Key: CodingKey>(
+        keyedBy type: Key.Type,
+        at offset: Int,
+        owning path: BinaryPathNode
+    ) throws -> KeyedDecodingContainer<Key> {
+        let tag = try byte(at: offset, path.keys(self))
+        guard tag == 0x08 else { throw mismatch([String: Any].self, tag: tag, at: offset, path.keys(self)) }
+        return KeyedDecodingContainer(BinaryKeyedDecoder<Key>(reader: self, start: offset + 1, owning: path))
+    }
+
+    /// The unkeyed container at `offset`, which holds its path.
+    func unkeyedContainer(at offset: Int, owning path: BinaryPathNode) throws -> any UnkeyedDecodingContainer {
+        let tag = try byte(at: offset, path.keys(self))
+        guard tag == 0x09 else { throw mismatch([Any].self, tag: tag, at: offset, path.keys(self)) }
+        return BinaryUnkeyedDecoder(reader: self, cursor: offset + 1, owning: path)
     }
 }
 
@@ -551,13 +1353,32 @@ private struct BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtoco
     let reader: BinaryReader
     /// The offset of the first entry.
     let start: Int
-    let codingPath: [any CodingKey]
+    unowned(unsafe) let path: BinaryPathNode
+    /// The path, held by a container that no decoder holds it for: `nil` for the container of a decoder.
+    private let ownPath: BinaryPathNode?
+    var codingPath: [any CodingKey] { path.keys(reader) }
+
+    /// The container of a value whose decoder holds `path`.
+    init(reader: BinaryReader, start: Int, path: BinaryPathNode) {
+        self.reader = reader
+        self.start = start
+        self.path = path
+        ownPath = nil
+    }
+
+    /// A container that holds its path.
+    init(reader: BinaryReader, start: Int, owning path: BinaryPathNode) {
+        self.reader = reader
+        self.start = start
+        self.path = path
+        ownPath = path
+    }
 
     var allKeys: [Key] {
         var keys: [Key] = []
         // A large container is indexed here: a `Decodable` that asks for every key, such as a dictionary, then
         // looks each one up.
-        if let index = reader.indexInUse(start, depth: codingPath.count) ?? largeContainerIndex() {
+        if let index = reader.indexInUse(start, depth: path.depth) ?? largeContainerIndex() {
             keys.reserveCapacity(index.keyStarts.count)
             for entry in index.keyStarts.indices {
                 if let key = Key(stringValue: reader.key(index.keyStarts[entry], index.keyEnds[entry])) {
@@ -571,7 +1392,7 @@ private struct BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtoco
             let keyEnd = try? reader.end(keyStart, plus: keyCount - 1, codingPath)
         {
             if let key = Key(stringValue: reader.key(keyStart, keyEnd)) { keys.append(key) }
-            guard let next = try? reader.skip(at: keyEnd, codingPath) else { break }
+            guard let next = try? reader.skip(at: keyEnd) else { break }
             cursor = next
         }
         return keys
@@ -583,13 +1404,13 @@ private struct BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtoco
         var passed = 0
         while let (keyCount, keyStart) = try? reader.varint(at: cursor, codingPath), keyCount != 0,
             let keyEnd = try? reader.end(keyStart, plus: keyCount - 1, codingPath),
-            let next = try? reader.skip(at: keyEnd, codingPath)
+            let next = try? reader.skip(at: keyEnd)
         {
             cursor = next
             passed += 1
             if passed == BinaryReader.scanLimit || cursor - start > BinaryReader.scanBytes {
                 return (try? reader.byte(at: cursor, codingPath)) == 0x00
-                    ? nil : try? reader.index(start, depth: codingPath.count, codingPath)
+                    ? nil : try? reader.index(start, depth: path.depth, codingPath)
             }
         }
         return nil
@@ -598,8 +1419,14 @@ private struct BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtoco
     /// The offset of the value for `key`, `nil` if the container has none.
     func find(_ key: Key) throws -> Int? {
         var name = key.stringValue
-        return try name.withUTF8 { wanted throws -> Int? in
-            try reader.find(UnsafeRawBufferPointer(wanted), in: start, depth: codingPath.count, codingPath)
+        let reader = reader
+        let start = start
+        let depth = path.depth
+        return try name.withUTF8 { utf8 throws -> Int? in
+            let wanted = UnsafeRawBufferPointer(utf8)
+            if let offset = reader.findNext(wanted, in: start, depth: depth) { return offset }
+            // Its errors are damage to the payload's structure, which the first walk reports (with no coding path).
+            return try reader.find(wanted, in: start, depth: depth, [])
         }
     }
 
@@ -613,6 +1440,13 @@ private struct BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtoco
         return offset
     }
 
+    /// The offset of the value for `key`, `nil` if the container has none or its value is nil: one lookup, where
+    /// `decodeIfPresent`'s default (`contains`, `decodeNil`, `decode`) makes three.
+    private func presentValue(_ key: Key) throws -> Int? {
+        guard let offset = try find(key), try reader.byte(at: offset, codingPath) != 0x00 else { return nil }
+        return offset
+    }
+
     func contains(_ key: Key) -> Bool {
         (try? find(key)) != nil
     }
@@ -621,16 +1455,16 @@ private struct BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtoco
         try reader.byte(at: try value(key), codingPath) == 0x00
     }
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
-        try reader.bool(at: value(key), codingPath + [key])
+        try reader.leaf(Bool.self, at: value(key), codingPath + [key])
     }
     func decode(_ type: String.Type, forKey key: Key) throws -> String {
-        try reader.string(at: value(key), codingPath + [key])
+        try reader.leaf(String.self, at: value(key), codingPath + [key])
     }
     func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
-        try reader.double(at: value(key), codingPath + [key])
+        try reader.leaf(Double.self, at: value(key), codingPath + [key])
     }
     func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
-        try reader.float(at: value(key), codingPath + [key])
+        try reader.float(at: value(key), codingPath + [key]).0
     }
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(type, key) }
     func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try integer(type, key) }
@@ -645,40 +1479,113 @@ private struct BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtoco
 
     @inline(__always)
     private func integer<T: FixedWidthInteger>(_ type: T.Type, _ key: Key) throws -> T {
-        try reader.integer(type, at: value(key), codingPath + [key])
+        let offset = try value(key)
+        let (integer, end) = try reader.integer(type, at: offset, codingPath + [key])
+        reader.decoded(offset, end)
+        return integer
     }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        try reader.decode(type, at: value(key), codingPath + [key])
+        try reader.decode(type, at: value(key), BinaryPathNode(path, key))
+    }
+
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
+        guard let offset = try presentValue(key) else { return nil }
+        return try reader.bool(at: offset, codingPath + [key])
+    }
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
+        guard let offset = try presentValue(key) else { return nil }
+        return try reader.string(at: offset, codingPath + [key]).0
+    }
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
+        guard let offset = try presentValue(key) else { return nil }
+        return try reader.double(at: offset, codingPath + [key]).0
+    }
+    func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? {
+        guard let offset = try presentValue(key) else { return nil }
+        return try reader.float(at: offset, codingPath + [key]).0
+    }
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try optionalInteger(type, key) }
+    func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try optionalInteger(type, key) }
+    func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try optionalInteger(type, key) }
+    func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try optionalInteger(type, key) }
+    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try optionalInteger(type, key) }
+    func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { try optionalInteger(type, key) }
+    func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { try optionalInteger(type, key) }
+    func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try optionalInteger(type, key) }
+    func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try optionalInteger(type, key) }
+    func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try optionalInteger(type, key) }
+
+    @inline(__always)
+    private func optionalInteger<T: FixedWidthInteger>(_ type: T.Type, _ key: Key) throws -> T? {
+        guard let offset = try presentValue(key) else { return nil }
+        return try reader.integer(type, at: offset, codingPath + [key]).0
+    }
+
+    func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        guard let offset = try presentValue(key) else { return nil }
+        return try reader.decode(type, at: offset, BinaryPathNode(path, key))
     }
 
     func nestedContainer<NestedKey: CodingKey>(
         keyedBy type: NestedKey.Type,
         forKey key: Key
     ) throws -> KeyedDecodingContainer<NestedKey> {
-        try BinaryValueDecoder(reader: reader, offset: value(key), codingPath: codingPath + [key])
-            .container(keyedBy: type)
+        try reader.keyedContainer(keyedBy: type, at: value(key), owning: BinaryPathNode(path, key))
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-        try BinaryValueDecoder(reader: reader, offset: value(key), codingPath: codingPath + [key]).unkeyedContainer()
+        try reader.unkeyedContainer(at: value(key), owning: BinaryPathNode(path, key))
     }
 
+    /// The decoder of the value for the key "super", which `Key` need not have (`JSONDecoder` reads it so too).
     func superDecoder() throws -> any Decoder {
-        try superDecoder(forKey: Key(stringValue: "super")!)
+        let key = BinaryDictionaryKey(stringValue: "super")
+        var name = key.stringValue
+        let reader = reader
+        let start = start
+        let depth = path.depth
+        let found = try name.withUTF8 { utf8 in
+            try reader.find(UnsafeRawBufferPointer(utf8), in: start, depth: depth, [])
+        }
+        guard let offset = found else {
+            throw DecodingError.keyNotFound(
+                key,
+                .init(codingPath: codingPath, debugDescription: "no value for the key")
+            )
+        }
+        return BinaryValueDecoder(reader: reader, offset: offset, path: reader.keepAlive(BinaryPathNode(path, key)))
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
-        BinaryValueDecoder(reader: reader, offset: try value(key), codingPath: codingPath + [key])
+        BinaryValueDecoder(reader: reader, offset: try value(key), path: reader.keepAlive(BinaryPathNode(path, key)))
     }
 }
 
 private struct BinaryUnkeyedDecoder: UnkeyedDecodingContainer {
     let reader: BinaryReader
     var cursor: Int
-    let codingPath: [any CodingKey]
+    /// The path of the container, and of its elements (no index is added for an element).
+    unowned(unsafe) let path: BinaryPathNode
+    /// The path, held by a container that no decoder holds it for (see ``BinaryKeyedDecoder``).
+    private let ownPath: BinaryPathNode?
     var currentIndex = 0
     var count: Int? { nil }
+    var codingPath: [any CodingKey] { path.keys(reader) }
+
+    init(reader: BinaryReader, cursor: Int, path: BinaryPathNode) {
+        self.reader = reader
+        self.cursor = cursor
+        self.path = path
+        ownPath = nil
+    }
+
+    init(reader: BinaryReader, cursor: Int, owning path: BinaryPathNode) {
+        self.reader = reader
+        self.cursor = cursor
+        self.path = path
+        ownPath = path
+    }
 
     var isAtEnd: Bool {
         (try? reader.byte(at: cursor, codingPath)) ?? 0xFF == 0xFF
@@ -693,7 +1600,7 @@ private struct BinaryUnkeyedDecoder: UnkeyedDecodingContainer {
             )
         }
         let offset = cursor
-        cursor = try reader.skip(at: offset, codingPath)
+        cursor = try reader.skip(at: offset)
         currentIndex += 1
         return offset
     }
@@ -704,60 +1611,67 @@ private struct BinaryUnkeyedDecoder: UnkeyedDecodingContainer {
         return true
     }
     mutating func decode(_ type: Bool.Type) throws -> Bool { try reader.bool(at: next(), codingPath) }
-    mutating func decode(_ type: String.Type) throws -> String { try reader.string(at: next(), codingPath) }
-    mutating func decode(_ type: Double.Type) throws -> Double { try reader.double(at: next(), codingPath) }
-    mutating func decode(_ type: Float.Type) throws -> Float { try reader.float(at: next(), codingPath) }
-    mutating func decode(_ type: Int.Type) throws -> Int { try reader.integer(type, at: next(), codingPath) }
-    mutating func decode(_ type: Int8.Type) throws -> Int8 { try reader.integer(type, at: next(), codingPath) }
-    mutating func decode(_ type: Int16.Type) throws -> Int16 { try reader.integer(type, at: next(), codingPath) }
-    mutating func decode(_ type: Int32.Type) throws -> Int32 { try reader.integer(type, at: next(), codingPath) }
-    mutating func decode(_ type: Int64.Type) throws -> Int64 { try reader.integer(type, at: next(), codingPath) }
-    mutating func decode(_ type: UInt.Type) throws -> UInt { try reader.integer(type, at: next(), codingPath) }
-    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try reader.integer(type, at: next(), codingPath) }
-    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try reader.integer(type, at: next(), codingPath) }
-    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try reader.integer(type, at: next(), codingPath) }
-    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try reader.integer(type, at: next(), codingPath) }
+    mutating func decode(_ type: String.Type) throws -> String { try reader.string(at: next(), codingPath).0 }
+    mutating func decode(_ type: Double.Type) throws -> Double { try reader.double(at: next(), codingPath).0 }
+    mutating func decode(_ type: Float.Type) throws -> Float { try reader.float(at: next(), codingPath).0 }
+    mutating func decode(_ type: Int.Type) throws -> Int { try integer(type) }
+    mutating func decode(_ type: Int8.Type) throws -> Int8 { try integer(type) }
+    mutating func decode(_ type: Int16.Type) throws -> Int16 { try integer(type) }
+    mutating func decode(_ type: Int32.Type) throws -> Int32 { try integer(type) }
+    mutating func decode(_ type: Int64.Type) throws -> Int64 { try integer(type) }
+    mutating func decode(_ type: UInt.Type) throws -> UInt { try integer(type) }
+    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try integer(type) }
+    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try integer(type) }
+    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try integer(type) }
+    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try integer(type) }
+
+    @inline(__always)
+    private mutating func integer<T: FixedWidthInteger>(_ type: T.Type) throws -> T {
+        try reader.integer(type, at: next(), codingPath).0
+    }
 
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        try reader.decode(type, at: next(), codingPath)
+        try reader.decode(type, at: next(), in: path)
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(
         keyedBy type: NestedKey.Type
     ) throws -> KeyedDecodingContainer<NestedKey> {
-        try BinaryValueDecoder(reader: reader, offset: next(), codingPath: codingPath).container(keyedBy: type)
+        try reader.keyedContainer(keyedBy: type, at: next(), owning: path)
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        try BinaryValueDecoder(reader: reader, offset: next(), codingPath: codingPath).unkeyedContainer()
+        try reader.unkeyedContainer(at: next(), owning: path)
     }
 
     mutating func superDecoder() throws -> any Decoder {
-        BinaryValueDecoder(reader: reader, offset: try next(), codingPath: codingPath)
+        BinaryValueDecoder(reader: reader, offset: try next(), path: reader.keepAlive(path))
     }
 }
 
 private struct BinarySingleValueDecoder: SingleValueDecodingContainer {
     let reader: BinaryReader
     let offset: Int
-    let codingPath: [any CodingKey]
+    /// Held by the decoder (see ``BinaryPathNode``).
+    unowned(unsafe) let path: BinaryPathNode
+    var codingPath: [any CodingKey] { path.keys(reader) }
 
     func decodeNil() -> Bool { (try? reader.byte(at: offset, codingPath)) == 0x00 }
     func decode(_ type: Bool.Type) throws -> Bool { try reader.bool(at: offset, codingPath) }
-    func decode(_ type: String.Type) throws -> String { try reader.string(at: offset, codingPath) }
-    func decode(_ type: Double.Type) throws -> Double { try reader.double(at: offset, codingPath) }
-    func decode(_ type: Float.Type) throws -> Float { try reader.float(at: offset, codingPath) }
-    func decode(_ type: Int.Type) throws -> Int { try reader.integer(type, at: offset, codingPath) }
-    func decode(_ type: Int8.Type) throws -> Int8 { try reader.integer(type, at: offset, codingPath) }
-    func decode(_ type: Int16.Type) throws -> Int16 { try reader.integer(type, at: offset, codingPath) }
-    func decode(_ type: Int32.Type) throws -> Int32 { try reader.integer(type, at: offset, codingPath) }
-    func decode(_ type: Int64.Type) throws -> Int64 { try reader.integer(type, at: offset, codingPath) }
-    func decode(_ type: UInt.Type) throws -> UInt { try reader.integer(type, at: offset, codingPath) }
-    func decode(_ type: UInt8.Type) throws -> UInt8 { try reader.integer(type, at: offset, codingPath) }
-    func decode(_ type: UInt16.Type) throws -> UInt16 { try reader.integer(type, at: offset, codingPath) }
-    func decode(_ type: UInt32.Type) throws -> UInt32 { try reader.integer(type, at: offset, codingPath) }
-    func decode(_ type: UInt64.Type) throws -> UInt64 { try reader.integer(type, at: offset, codingPath) }
+    func decode(_ type: String.Type) throws -> String { try reader.string(at: offset, codingPath).0 }
+    func decode(_ type: Double.Type) throws -> Double { try reader.double(at: offset, codingPath).0 }
+    func decode(_ type: Float.Type) throws -> Float { try reader.float(at: offset, codingPath).0 }
+    func decode(_ type: Int.Type) throws -> Int { try reader.integer(type, at: offset, codingPath).0 }
+    func decode(_ type: Int8.Type) throws -> Int8 { try reader.integer(type, at: offset, codingPath).0 }
+    func decode(_ type: Int16.Type) throws -> Int16 { try reader.integer(type, at: offset, codingPath).0 }
+    func decode(_ type: Int32.Type) throws -> Int32 { try reader.integer(type, at: offset, codingPath).0 }
+    func decode(_ type: Int64.Type) throws -> Int64 { try reader.integer(type, at: offset, codingPath).0 }
+    func decode(_ type: UInt.Type) throws -> UInt { try reader.integer(type, at: offset, codingPath).0 }
+    func decode(_ type: UInt8.Type) throws -> UInt8 { try reader.integer(type, at: offset, codingPath).0 }
+    func decode(_ type: UInt16.Type) throws -> UInt16 { try reader.integer(type, at: offset, codingPath).0 }
+    func decode(_ type: UInt32.Type) throws -> UInt32 { try reader.integer(type, at: offset, codingPath).0 }
+    func decode(_ type: UInt64.Type) throws -> UInt64 { try reader.integer(type, at: offset, codingPath).0 }
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        try reader.decode(type, at: offset, codingPath)
+        try reader.decode(type, at: offset, in: path)
     }
 }

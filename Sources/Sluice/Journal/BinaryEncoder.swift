@@ -294,20 +294,34 @@ private struct BinaryKeyedEncoder<Key: CodingKey>: KeyedEncodingContainerProtoco
         return BinaryUnkeyedEncoder(encoder: encoder, id: nested, level: level + 1, codingPath: codingPath + [key])
     }
 
+    /// The encoder of the value for the key "super", which `Key` need not have (`JSONEncoder` writes it so too).
     mutating func superEncoder() -> any Encoder {
-        superEncoder(forKey: Key(stringValue: "super")!)
+        superEncoder(codingPath: codingPath + [SuperKey()])
     }
 
     mutating func superEncoder(forKey key: Key) -> any Encoder {
+        superEncoder(codingPath: codingPath + [key])
+    }
+
+    private mutating func superEncoder(codingPath: [any CodingKey]) -> any Encoder {
         // A super encoder may be written to later, interleaved with this container: not in one pass.
         encoder.unsupported = true
         return BinaryValueEncoder(
             encoder: encoder,
-            codingPath: codingPath + [key],
+            codingPath: codingPath,
             start: encoder.bytes.count,
             level: encoder.open.count
         )
     }
+}
+
+/// The key of a super encoder's value.
+private struct SuperKey: CodingKey {
+    var stringValue: String { "super" }
+    var intValue: Int? { nil }
+    init() {}
+    init?(stringValue: String) { nil }
+    init?(intValue: Int) { nil }
 }
 
 private struct BinaryUnkeyedEncoder: UnkeyedEncodingContainer {

@@ -1,9 +1,17 @@
+import CSluiceSupport
+
 /// CRC-32C (Castagnoli), the checksum of every journal record and snapshot.
 ///
-/// Table-driven, slicing by eight: eight 256-entry tables let the loop consume eight bytes per step. CRC-32C rather
-/// than the zlib CRC-32 because it detects more error patterns in the record sizes a journal writes, and because
-/// it is the checksum of iSCSI, ext4 and PostgreSQL's WAL, so that a tool can check a record without Sluice.
+/// With the processor's CRC-32C instruction where it has one (`csluice_crc32c`: SSE 4.2 on x86-64, the ARMv8 CRC32
+/// extension), about ten times faster than the tables on the snapshots and segments that recovery checks;
+/// otherwise table-driven, slicing by eight: eight 256-entry tables let the loop consume eight bytes per step.
+/// CRC-32C rather than the zlib CRC-32 because it detects more error patterns in the record sizes a journal writes,
+/// and because it is the checksum of iSCSI, ext4 and PostgreSQL's WAL, so that a tool can check a record without
+/// Sluice.
 package enum CRC32C {
+    /// Whether the processor computes CRC-32C itself.
+    package static let hardware = csluice_crc32c_available()
+
     /// The polynomial 0x1EDC6F41, bit-reversed.
     private static let polynomial: UInt32 = 0x82F6_3B78
 
@@ -29,6 +37,14 @@ package enum CRC32C {
 
     /// The checksum of `bytes`, continuing from `crc` (the checksum of the bytes before them; 0 to start).
     package static func checksum(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
+        if hardware, let start = bytes.baseAddress {
+            return csluice_crc32c(crc, start, bytes.count)
+        }
+        return tableChecksum(bytes, continuing: crc)
+    }
+
+    /// ``checksum(_:continuing:)`` by the tables, whatever the processor: the reference for the instruction.
+    package static func tableChecksum(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
         var crc = ~crc
         var index = 0
         let count = bytes.count

@@ -145,30 +145,41 @@ public final class FileJournalStorage: JournalStorage, Sendable {
 
     public func readSnapshot(covering sequence: UInt64) throws(JournalError) -> JournalSnapshot {
         let path = directory + "/" + Self.snapshotName(sequence)
-        let bytes = try readFile(path)
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw .io(operation: "open", path: path, errno: errno) }
+        defer { closeDescriptor(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw .io(operation: "fstat", path: path, errno: errno) }
+        // The header, the payload straight into its own array (a snapshot can take hundreds of megabytes: no copy
+        // of it out of a buffer of the whole file), then the checksum of both.
         let headerSize = 8 + 8 + 8 + 8
-        guard bytes.count >= headerSize + 4, Array(bytes[0..<8]) == Self.snapshotMagic else {
+        let size = Int(status.st_size)
+        guard size >= headerSize + 4 else { throw .corruptRecord(file: path, offset: 0) }
+        let header = try readExactly(headerSize, from: descriptor, path: path)
+        guard header.count == headerSize, Array(header[0..<8]) == Self.snapshotMagic else {
             throw .corruptRecord(file: path, offset: 0)
         }
-        return try withBytes(bytes) { buffer throws(JournalError) in
-            let covered = UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-            let version = Int64(littleEndian: buffer.loadUnaligned(fromByteOffset: 16, as: Int64.self))
-            let length = UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
-            guard length <= UInt64(bytes.count - headerSize - 4), headerSize + Int(length) + 4 == bytes.count else {
-                throw .corruptRecord(file: path, offset: 0)
-            }
-            let end = headerSize + Int(length)
-            let stored = UInt32(littleEndian: buffer.loadUnaligned(fromByteOffset: end, as: UInt32.self))
-            guard CRC32C.checksum(UnsafeRawBufferPointer(rebasing: buffer[0..<end])) == stored, covered == sequence
-            else {
-                throw .corruptRecord(file: path, offset: 0)
-            }
-            return JournalSnapshot(
-                sequence: covered,
-                reducerVersion: Int(version),
-                payload: Array(buffer[headerSize..<end])
+        let (covered, version, length) = header.withUnsafeBytes { buffer in
+            (
+                UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: 8, as: UInt64.self)),
+                Int64(littleEndian: buffer.loadUnaligned(fromByteOffset: 16, as: Int64.self)),
+                UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
             )
         }
+        guard length <= UInt64(size - headerSize - 4), headerSize + Int(length) + 4 == size else {
+            throw .corruptRecord(file: path, offset: 0)
+        }
+        let payload = try readExactly(Int(length), from: descriptor, path: path)
+        let trailer = try readExactly(4, from: descriptor, path: path)
+        guard payload.count == Int(length), trailer.count == 4 else { throw .corruptRecord(file: path, offset: 0) }
+        let stored = trailer.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) }
+        let checksum = header.withUnsafeBytes { header in
+            payload.withUnsafeBytes { CRC32C.checksum($0, continuing: CRC32C.checksum(header)) }
+        }
+        guard checksum == stored, covered == sequence else {
+            throw .corruptRecord(file: path, offset: 0)
+        }
+        return JournalSnapshot(sequence: covered, reducerVersion: Int(version), payload: payload)
     }
 
     public func readRecords(
@@ -379,21 +390,26 @@ public final class FileJournalStorage: JournalStorage, Sendable {
         defer { closeDescriptor(descriptor) }
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { throw .io(operation: "fstat", path: path, errno: errno) }
-        let size = Int(status.st_size)
-        var bytes = [UInt8](repeating: 0, count: size)
-        var offset = 0
-        try withMutableBytes(&bytes) { buffer throws(JournalError) in
-            while offset < size {
-                let count = read(descriptor, buffer.baseAddress! + offset, size - offset)
-                if count < 0 {
+        return try readExactly(Int(status.st_size), from: descriptor, path: path)
+    }
+
+    /// Reads up to `count` bytes from the descriptor's offset: fewer only at the end of the file. The array is
+    /// not zeroed first (the segments and snapshots can take hundreds of megabytes).
+    private func readExactly(_ count: Int, from descriptor: Int32, path: String) throws(JournalError) -> [UInt8] {
+        var failure: Int32 = 0
+        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            while initialized < count {
+                let got = read(descriptor, buffer.baseAddress! + initialized, count - initialized)
+                if got < 0 {
                     if errno == EINTR { continue }
-                    throw .io(operation: "read", path: path, errno: errno)
+                    failure = errno
+                    break
                 }
-                if count == 0 { break }
-                offset += count
+                if got == 0 { break }
+                initialized += got
             }
         }
-        if offset < size { bytes.removeLast(size - offset) }
+        if failure != 0 { throw .io(operation: "read", path: path, errno: failure) }
         return bytes
     }
 
@@ -535,17 +551,6 @@ func withBytes<R>(
     _ body: (UnsafeRawBufferPointer) throws(JournalError) -> R
 ) throws(JournalError) -> R {
     let result = bytes.withUnsafeBytes { buffer in
-        Result { () throws(JournalError) -> R in try body(buffer) }
-    }
-    return try result.get()
-}
-
-/// `withUnsafeMutableBytes` for a body with a typed error.
-func withMutableBytes<R>(
-    _ bytes: inout [UInt8],
-    _ body: (UnsafeMutableRawBufferPointer) throws(JournalError) -> R
-) throws(JournalError) -> R {
-    let result = bytes.withUnsafeMutableBytes { buffer in
         Result { () throws(JournalError) -> R in try body(buffer) }
     }
     return try result.get()

@@ -133,11 +133,16 @@ extension Store where State: Codable, Action: Codable {
         var replayed = 0
         var last = covered
         let reduce = reducer.reduce
-        try storage.readRecords(after: covered) { sequence, payload throws(JournalError) in
-            let action = try coder.decode(Action.self, from: payload, scratch: &scratch, sequence: sequence)
-            reduce(&state, action)
-            replayed += 1
-            last = sequence
+        // A snapshot of the last action leaves nothing to replay: the records it covers are not read again (opening
+        // the journal checked the last segment, and recovery never reads the segments before the one that holds the
+        // action after the snapshot).
+        if covered < journal.lastSequence {
+            try storage.readRecords(after: covered) { sequence, payload throws(JournalError) in
+                let action = try coder.decode(Action.self, from: payload, scratch: &scratch, sequence: sequence)
+                reduce(&state, action)
+                replayed += 1
+                last = sequence
+            }
         }
         let expectedLast = journal.lastSequence
         if last != expectedLast {

@@ -73,7 +73,7 @@ enum DurabilitySnippets {
             journal.close()
         }
 
-        // Sources/Sluice/Sluice.docc/Durability.md:168
+        // Sources/Sluice/Sluice.docc/Durability.md:173
         try journal.snapshot(store, reducerVersion: 1)
     }
 }
