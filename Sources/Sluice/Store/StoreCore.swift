@@ -822,15 +822,10 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     }
 }
 
-/// The FIFO of ``StoreCore/ownerQueue``: a buffer that only the pipeline's owner touches, so no copy-on-write check
-/// and no optional per slot. Allocated at the first action queued, kept between dispatches; the indices go back to
-/// 0 whenever it empties.
+/// Which slots of a queue's storage hold its actions, oldest first: `head..<tail`. Both go back to 0 whenever the
+/// queue empties, so that the queue reuses its storage from the start and `isEmpty` is one test.
 @usableFromInline
-struct OwnerQueue<Action>: ~Copyable {
-    @usableFromInline
-    var storage: UnsafeMutablePointer<Action>?
-    @usableFromInline
-    var capacity = 0
+struct QueueIndices {
     @usableFromInline
     var head = 0
     @usableFromInline
@@ -840,57 +835,96 @@ struct OwnerQueue<Action>: ~Copyable {
     init() {}
 
     @inlinable
-    deinit {
-        if let storage {
-            (storage + head).deinitialize(count: tail - head)
-            storage.deallocate()
-        }
-    }
-
-    /// `tail` alone: the indices go back to 0 whenever the queue empties.
-    @inlinable
     var isEmpty: Bool { tail == 0 }
 
     @inlinable
     var count: Int { tail - head }
 
     @inlinable
+    var occupied: Range<Int> { head..<tail }
+
+    /// The slot for a new action, after the others.
+    @inlinable
+    mutating func appendSlot() -> Int {
+        tail += 1
+        return tail - 1
+    }
+
+    /// The slot of the oldest action, which the caller takes out; the queue must not be empty.
+    @inlinable
+    mutating func takeHeadSlot() -> Int {
+        let slot = head
+        head += 1
+        if head == tail {
+            reset()
+        }
+        return slot
+    }
+
+    @inlinable
+    mutating func reset() {
+        head = 0
+        tail = 0
+    }
+}
+
+/// The FIFO of ``StoreCore/ownerQueue``: a buffer that only the pipeline's owner touches, so no copy-on-write check
+/// and no optional per slot. Allocated at the first action queued, kept between dispatches.
+@usableFromInline
+struct OwnerQueue<Action>: ~Copyable {
+    @usableFromInline
+    var storage: UnsafeMutablePointer<Action>?
+    @usableFromInline
+    var capacity = 0
+    @usableFromInline
+    var indices = QueueIndices()
+
+    @inlinable
+    init() {}
+
+    @inlinable
+    deinit {
+        if let storage {
+            (storage + indices.head).deinitialize(count: indices.count)
+            storage.deallocate()
+        }
+    }
+
+    @inlinable
+    var isEmpty: Bool { indices.isEmpty }
+
+    @inlinable
+    var count: Int { indices.count }
+
+    @inlinable
     mutating func append(_ action: Action) {
-        if _slowPath(tail == capacity) {
+        if _slowPath(indices.tail == capacity) {
             makeRoom()
         }
-        (storage.unsafelyUnwrapped + tail).initialize(to: action)
-        tail += 1
+        (storage.unsafelyUnwrapped + indices.appendSlot()).initialize(to: action)
     }
 
     /// Removes and returns the oldest action; the queue must not be empty.
     @inlinable
     mutating func removeFirst() -> Action {
-        let action = (storage.unsafelyUnwrapped + head).move()
-        head += 1
-        if head == tail {
-            head = 0
-            tail = 0
-        }
-        return action
+        (storage.unsafelyUnwrapped + indices.takeHeadSlot()).move()
     }
 
     /// Removes every queued action, keeping the buffer.
     @inlinable
     mutating func removeAll() {
         if let storage {
-            (storage + head).deinitialize(count: tail - head)
+            (storage + indices.head).deinitialize(count: indices.count)
         }
-        head = 0
-        tail = 0
+        indices.reset()
     }
 
     /// The buffer is full up to its end: moves the actions to its start if they do not begin there, else doubles it.
     @usableFromInline
     mutating func makeRoom() {
-        let count = tail - head
-        if head > 0, let storage {
-            storage.moveInitialize(from: storage + head, count: count)
+        let count = indices.count
+        if indices.head > 0, let storage {
+            storage.moveInitialize(from: storage + indices.head, count: count)
         } else {
             let larger = UnsafeMutablePointer<Action>.allocate(capacity: max(4, capacity * 2))
             if let storage {
@@ -900,68 +934,61 @@ struct OwnerQueue<Action>: ~Copyable {
             storage = larger
             capacity = max(4, capacity * 2)
         }
-        head = 0
-        tail = count
+        indices.head = 0
+        indices.tail = count
     }
 }
 
 /// A FIFO of actions that keeps its storage between dispatches, so that steady-state dispatch does not allocate.
 ///
-/// The slots from `head` to `tail` hold the queued actions; a taken slot is cleared at once (so the queue keeps no
-/// action alive), and the indices go back to 0 when the queue empties, without touching the storage.
+/// A taken slot is cleared at once, so the queue keeps no action alive; the slots are reused from the start once
+/// the queue empties (``QueueIndices``).
 @usableFromInline
 struct ActionQueue<Action> {
     @usableFromInline
     var items: [Action?] = []
     @usableFromInline
-    var head = 0
-    @usableFromInline
-    var tail = 0
+    var indices = QueueIndices()
 
     @inlinable
     init() {}
 
     @inlinable
-    var isEmpty: Bool { head == tail }
+    var isEmpty: Bool { indices.isEmpty }
 
     @inlinable
-    var count: Int { tail - head }
+    var count: Int { indices.count }
 
     /// The queued actions, oldest first.
     var pending: [Action] {
-        items[head..<tail].map { $0! }
+        items[indices.occupied].map { $0! }
     }
 
     @inlinable
     mutating func append(_ action: Action) {
-        if tail < items.count {
-            items[tail] = action
+        let slot = indices.appendSlot()
+        if slot < items.count {
+            items[slot] = action
         } else {
             items.append(action)
         }
-        tail += 1
     }
 
     /// Removes and returns the oldest action; the queue must not be empty.
     @inlinable
     mutating func removeFirst() -> Action {
-        let action = items[head].unsafelyUnwrapped
-        items[head] = nil
-        head += 1
-        if head == tail {
-            head = 0
-            tail = 0
-        }
+        let slot = indices.takeHeadSlot()
+        let action = items[slot].unsafelyUnwrapped
+        items[slot] = nil
         return action
     }
 
     /// Removes every queued action, keeping the capacity.
     @inlinable
     mutating func removeAll() {
-        for index in head..<tail {
-            items[index] = nil
+        for slot in indices.occupied {
+            items[slot] = nil
         }
-        head = 0
-        tail = 0
+        indices.reset()
     }
 }
