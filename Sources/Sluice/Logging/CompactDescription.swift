@@ -251,6 +251,9 @@ struct DescribedType: Sendable {
     let custom: Custom
     /// A tuple type: an enum payload of several values, written without extra parentheses.
     let isTuple: Bool
+    /// `Equatable`: the diff compares two values of the type with `==` (a failed cast to `any Equatable` costs as
+    /// much as a successful one, so it is not repeated for the types that are not).
+    let isEquatable: Bool
 
     /// The facts about the type of `value`, learned from it the first time a value of its type is described.
     static func of(_ value: Any) -> DescribedType {
@@ -277,6 +280,7 @@ struct DescribedType: Sendable {
             } else {
                 .none
             }
+        isEquatable = value is any Equatable
         // A tuple cannot have a custom mirror: its display style is its type's.
         isTuple = leaf == nil && !isText && Mirror(reflecting: value).displayStyle == .tuple
     }

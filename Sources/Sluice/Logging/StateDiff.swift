@@ -43,6 +43,11 @@ struct StateDiff {
         if ValueComparison.isIdentical(old, new) { return }
         let equal = equalIfEquatable(old, new)
         if equal == true { return }
+        if DescribedType.of(old).leaf != nil, type(of: old) == type(of: new) {
+            // A number or a `Bool` that is not `==`: nothing to reflect.
+            recordValues(old, new)
+            return
+        }
         let oldMirror = Mirror(reflecting: old)
         let newMirror = Mirror(reflecting: new)
         let style = CompactDescription.style(of: oldMirror)
