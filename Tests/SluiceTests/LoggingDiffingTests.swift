@@ -191,4 +191,31 @@ import Testing
         store.dispatch(.noop)
         #expect(records.current == [[#"last: nil -> "a""#], ["count: 0 -> 1"], []])
     }
+
+    @Test func whatIsLearnedAboutATypeHoldsForEveryValueOfIt() {
+        // A text in an optional, then none. `Character?` appears in no other test, so the first value of it that
+        // the process describes is this `"b"`: facts learned from that value would not hold for `nil`.
+        enum Noted: Sendable {
+            case note(String?, Character?)
+        }
+        struct Notes: Sendable {
+            var last: String?
+        }
+        let lines = Locked<[String]>([])
+        let store = Store<Notes, Noted>(
+            initialState: Notes(),
+            reducer: Reducer(mutating: { state, action in
+                if case .note(let text, _) = action { state.last = text }
+            }),
+            middleware: [Middlewares.logging(diff: true, sink: { lines.append($0) }, clock: { 0 })]
+        )
+        store.dispatch(.note("a", "b"))
+        store.dispatch(.note(nil, nil))
+        #expect(
+            lines.current == [
+                #"note("a", "b") in 0ns | last: nil -> "a""#,
+                #"note(nil, nil) in 0ns | last: "a" -> nil"#,
+            ]
+        )
+    }
 }

@@ -270,17 +270,21 @@ struct DescribedType: Sendable {
     private static let known = Locked<[ObjectIdentifier: DescribedType]>([:])
 
     private init(learningFrom value: Any) {
-        leaf = Leaf(type(of: value))
-        isText = value is any StringProtocol || value is Character || value is Unicode.Scalar
+        // The conformances of the type, not of the value: a cast of a value looks through an optional
+        // (`Optional("a") as? any StringProtocol` succeeds), which would make the facts depend on the first value.
+        let valueType = type(of: value)
+        leaf = Leaf(valueType)
+        isText =
+            valueType is any StringProtocol.Type || valueType == Character.self || valueType == Unicode.Scalar.self
         custom =
-            if value is any CustomStringConvertible {
+            if valueType is any CustomStringConvertible.Type {
                 .description
-            } else if value is any CustomDebugStringConvertible {
+            } else if valueType is any CustomDebugStringConvertible.Type {
                 .debugDescription
             } else {
                 .none
             }
-        isEquatable = value is any Equatable
+        isEquatable = valueType is any Equatable.Type
         // A tuple cannot have a custom mirror: its display style is its type's.
         isTuple = leaf == nil && !isText && Mirror(reflecting: value).displayStyle == .tuple
     }
