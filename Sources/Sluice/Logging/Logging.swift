@@ -171,16 +171,21 @@ extension Middlewares {
     /// picks out: the diff for a large state, at a cost set by what `diffing` returns rather than by the state.
     ///
     /// ```swift
-    /// let logging: Middleware<OrderState, OrderAction> = Middlewares.logging(
+    /// // AppState holds `orders.byID: [Order.ID: Order]`, 100,000 of them; each action names one order.
+    /// let logging: Middleware<AppState, AppAction> = Middlewares.logging(
     ///     diffing: { state, action in
     ///         switch action {
-    ///         case .place(let id), .ship(let id): (pending: state.pending.count, order: state.byID[id])
+    ///         case .place(let order): (count: state.orders.byID.count, order: state.orders.byID[order.id])
+    ///         case .cancel(let id): (count: state.orders.byID.count, order: state.orders.byID[id])
     ///         }
     ///     },
     ///     sampling: .every(100)
     /// )
-    /// // place(id: 7) in 2.9µs | pending: 0 -> 1; order: nil -> Order(id: 7, shipped: false)
+    /// // place(Order(id: 7, name: "tea")) in 2.9µs | count: 99999 -> 100000; order: nil -> Order(id: 7, name: "tea")
     /// ```
+    ///
+    /// A closure whose branches return `nil` for some actions needs its result type written out
+    /// (`{ (state: AppState, action: AppAction) -> Order? in ... }`): Swift does not infer an optional from `nil`.
     ///
     /// For each logged action, `diffing` is called twice, with the state and the action: before the rest of the
     /// chain runs and after it. The two results are compared as
