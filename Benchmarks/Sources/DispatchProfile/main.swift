@@ -14,7 +14,9 @@
 // with an `ActionExtractor`, `journal` / `journal-no-writer`: a `.groupCommit` journal
 // with and without its writer, `reentrant` / `two-outer`: a follow-up action dispatched from a side effect against
 // the same action dispatched from outside, `service` / `service-mutex`: the order service of the `ServiceChain` area on a store
-// and on its `Mutex` floor, one thread, and, for `perf stat` rather than callgrind (which runs one thread at a time),
+// and on its `Mutex` floor, one thread, `log-diff` / `log-diff-unchanged` / `log-line` / `log-diffing`: a logged
+// action on a state of a `size`-entry dictionary with `diff: true` (one entry changed / none) / without a diff /
+// with `diffing:` of the changed entry, and, for `perf stat` rather than callgrind (which runs one thread at a time),
 // `tasks-send` / `tasks-mutex` (64 tasks at once) and `threads` (4 pthreads at once)), its size (middleware, subscriber or module count; ignored by the modifiers and the
 // reads), and the
 // number of dispatches (or reads). Compare two instruction totals (say, 100,000 and 200,000
@@ -155,6 +157,38 @@ func listDirectory(_ path: String) throws -> [String] {
 /// A `Mutex` that tasks can share (not copyable, so a closure cannot capture it by value).
 final class MutexBox: Sendable {
     let mutex = Mutex(Counter())
+}
+
+/// The state of the `log-*` scenarios: a large dictionary and a counter beside it.
+struct LoggedEntry: Sendable, Equatable {
+    var id: Int
+    var quantity: Int
+}
+
+struct LoggedState: Sendable, Equatable {
+    var entries: [Int: LoggedEntry] = [:]
+    var ticks = 0
+}
+
+enum LoggedAction: Sendable {
+    case set(id: Int, quantity: Int)
+    case tick
+}
+
+let loggedReducer = Reducer<LoggedState, LoggedAction>(mutating: { state, action in
+    switch action {
+    case .set(let id, let quantity): state.entries[id]?.quantity = quantity
+    case .tick: state.ticks += 1
+    }
+})
+
+/// Keeps the total length of the lines a logging sink receives, so that making them is not optimized away.
+final class KeptLength: Sendable {
+    let total = Mutex(0)
+
+    func keep(_ line: String) {
+        total.withLock { $0 += line.utf8.count }
+    }
 }
 
 @inline(never)
@@ -511,6 +545,44 @@ case "service", "service-mutex":
         consume(service.state.orders.fulfilled)
     }
     consume(placed)
+case "log-diff", "log-diff-unchanged", "log-line", "log-diffing":
+    // The logging middleware on a state holding a dictionary of `size` entries (100,000 when 0), every action
+    // logged: `log-diff` changes one entry per action with `diff: true`; `log-diff-unchanged` changes only a counter
+    // beside the dictionary; `log-line` changes one entry without a diff (the line alone); `log-diffing` changes
+    // one entry and compares that entry and the count with `diffing:`. Prints the wall-clock time per logged
+    // action.
+    let entries = size > 0 ? size : 100_000
+    var initial = LoggedState()
+    for key in 0..<entries { initial.entries[key] = LoggedEntry(id: key, quantity: 1) }
+    let touchEntry = scenario != "log-diff-unchanged"
+    let lineCount = KeptLength()
+    let store = Store(
+        initialState: initial,
+        reducer: loggedReducer,
+        middleware: [
+            scenario == "log-diffing"
+                ? Middlewares.logging(
+                    diffing: { state, action -> (entries: Int, entry: LoggedEntry?) in
+                        switch action {
+                        case .set(let id, _): (entries: state.entries.count, entry: state.entries[id])
+                        case .tick: (entries: state.entries.count, entry: nil)
+                        }
+                    },
+                    sink: { line in lineCount.keep(line) }
+                )
+                : Middlewares.logging(
+                    diff: scenario != "log-line",
+                    sink: { line in lineCount.keep(line) }
+                )
+        ]
+    )
+    let start = DispatchTime.now().uptimeNanoseconds
+    for index in 0..<count {
+        store.dispatch(touchEntry ? .set(id: index % entries, quantity: index) : .tick)
+    }
+    let elapsed = DispatchTime.now().uptimeNanoseconds - start
+    print("\(scenario): \(Double(elapsed) / Double(count) / 1_000) µs per logged action")
+    consume(lineCount.total.withLock { $0 })
 default:
     print("unknown scenario \(scenario)")
     exit(1)

@@ -65,17 +65,20 @@ struct CompactDescription {
             append("…")
             return
         }
-        // Text of every kind is quoted and escaped, and read no further than it can be shown.
-        if let text = value as? any StringProtocol {
-            append(LogText.quoted(text, limit: limit))
+        let facts = DescribedType.of(value)
+        if let leaf = facts.leaf {
+            append(leaf.description(of: value))
             return
         }
-        if let character = value as? Character {
-            append(LogText.quoted(String(character), limit: limit))
-            return
-        }
-        if let scalar = value as? Unicode.Scalar {
-            append(LogText.quoted(String(scalar), limit: limit))
+        if facts.isText {
+            // Text of every kind is quoted and escaped, and read no further than it can be shown.
+            if let text = value as? any StringProtocol {
+                append(LogText.quoted(text, limit: limit))
+            } else if let character = value as? Character {
+                append(LogText.quoted(String(character), limit: limit))
+            } else if let scalar = value as? Unicode.Scalar {
+                append(LogText.quoted(String(scalar), limit: limit))
+            }
             return
         }
         let mirror = Mirror(reflecting: value)
@@ -116,7 +119,7 @@ struct CompactDescription {
         case .tuple:
             describeFields(of: mirror, depth: depth)
         case .enum:
-            if let custom = customDescription(value) {
+            if let custom = facts.customDescription(of: value) {
                 append(custom)
                 return
             }
@@ -126,7 +129,7 @@ struct CompactDescription {
                 return
             }
             append(payload.label ?? "")
-            if Mirror(reflecting: payload.value).displayStyle == .tuple {
+            if DescribedType.of(payload.value).isTuple {
                 describe(payload.value, isNested: true, depth: depth + 1)
             } else {
                 append("(")
@@ -134,7 +137,7 @@ struct CompactDescription {
                 append(")")
             }
         case .struct, .class:
-            if let custom = customDescription(value) {
+            if let custom = facts.customDescription(of: value) {
                 append(custom)
                 return
             }
@@ -153,7 +156,9 @@ struct CompactDescription {
     private mutating func describeFields(of mirror: Mirror, depth: Int) {
         append("(")
         var first = true
-        for child in Self.allChildren(of: mirror) {
+        // Only a class has a superclass whose fields come first; asking any other mirror for one costs a lookup.
+        let children = mirror.displayStyle == .class ? Self.allChildren(of: mirror) : Array(mirror.children)
+        for child in children {
             if isFull { break }
             if !first { append(", ") }
             first = false
@@ -164,16 +169,6 @@ struct CompactDescription {
             describe(child.value, isNested: true, depth: depth + 1)
         }
         append(")")
-    }
-
-    private func customDescription(_ value: Any) -> String? {
-        if let value = value as? any CustomStringConvertible {
-            return value.description
-        }
-        if let value = value as? any CustomDebugStringConvertible {
-            return value.debugDescription
-        }
-        return nil
     }
 
     /// The display style of a mirror; a custom mirror without one but with children counts as a struct.
@@ -189,5 +184,117 @@ struct CompactDescription {
             chain.append(superclass)
         }
         return chain.reversed().flatMap { Array($0.children) }
+    }
+}
+
+/// What describing a value needs to know about its type, learned once per type: the conformance checks that find
+/// it cost the runtime far more on each call than a look-up here.
+///
+/// Only facts that hold for every value of a type are kept; a type's mirror (its display style, its children)
+/// can depend on the value (`CustomReflectable`), so it is made for each value.
+struct DescribedType: Sendable {
+    /// The numbers and `Bool`, written as their `description` (what `String(describing:)` writes) without
+    /// reflection.
+    enum Leaf: Sendable {
+        case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, double, float, bool
+
+        init?(_ type: Any.Type) {
+            switch ObjectIdentifier(type) {
+            case ObjectIdentifier(Int.self): self = .int
+            case ObjectIdentifier(Int8.self): self = .int8
+            case ObjectIdentifier(Int16.self): self = .int16
+            case ObjectIdentifier(Int32.self): self = .int32
+            case ObjectIdentifier(Int64.self): self = .int64
+            case ObjectIdentifier(UInt.self): self = .uint
+            case ObjectIdentifier(UInt8.self): self = .uint8
+            case ObjectIdentifier(UInt16.self): self = .uint16
+            case ObjectIdentifier(UInt32.self): self = .uint32
+            case ObjectIdentifier(UInt64.self): self = .uint64
+            case ObjectIdentifier(Double.self): self = .double
+            case ObjectIdentifier(Float.self): self = .float
+            case ObjectIdentifier(Bool.self): self = .bool
+            default: return nil
+            }
+        }
+
+        /// The description of `value`, which has this type; the cast is to the exact type, which the runtime
+        /// checks first.
+        func description(of value: Any) -> String {
+            switch self {
+            case .int: (value as! Int).description
+            case .int8: (value as! Int8).description
+            case .int16: (value as! Int16).description
+            case .int32: (value as! Int32).description
+            case .int64: (value as! Int64).description
+            case .uint: (value as! UInt).description
+            case .uint8: (value as! UInt8).description
+            case .uint16: (value as! UInt16).description
+            case .uint32: (value as! UInt32).description
+            case .uint64: (value as! UInt64).description
+            case .double: (value as! Double).description
+            case .float: (value as! Float).description
+            case .bool: (value as! Bool).description
+            }
+        }
+    }
+
+    /// The type's own description, if it has one.
+    enum Custom: Sendable {
+        case none
+        case description
+        case debugDescription
+    }
+
+    let leaf: Leaf?
+    /// `StringProtocol`, `Character` or `Unicode.Scalar`: quoted and escaped.
+    let isText: Bool
+    let custom: Custom
+    /// A tuple type: an enum payload of several values, written without extra parentheses.
+    let isTuple: Bool
+    /// `Equatable`: the diff compares two values of the type with `==` (a failed cast to `any Equatable` costs as
+    /// much as a successful one, so it is not repeated for the types that are not).
+    let isEquatable: Bool
+
+    /// The facts about the type of `value`, learned from it the first time a value of its type is described.
+    static func of(_ value: Any) -> DescribedType {
+        let key = ObjectIdentifier(type(of: value))
+        if let known = known.withLock({ $0[key] }) {
+            return known
+        }
+        let learned = DescribedType(learningFrom: value)
+        known.withLock { $0[key] = learned }
+        return learned
+    }
+
+    /// Every type described so far: as many entries as the program has types that reach a log line.
+    private static let known = Locked<[ObjectIdentifier: DescribedType]>([:])
+
+    private init(learningFrom value: Any) {
+        // The conformances of the type, not of the value: a cast of a value looks through an optional
+        // (`Optional("a") as? any StringProtocol` succeeds), which would make the facts depend on the first value.
+        let valueType = type(of: value)
+        leaf = Leaf(valueType)
+        isText =
+            valueType is any StringProtocol.Type || valueType == Character.self || valueType == Unicode.Scalar.self
+        custom =
+            if valueType is any CustomStringConvertible.Type {
+                .description
+            } else if valueType is any CustomDebugStringConvertible.Type {
+                .debugDescription
+            } else {
+                .none
+            }
+        isEquatable = valueType is any Equatable.Type
+        // A tuple cannot have a custom mirror: its display style is its type's.
+        isTuple = leaf == nil && !isText && Mirror(reflecting: value).displayStyle == .tuple
+    }
+
+    /// The type's own description of `value`, or `nil` if the type has none.
+    func customDescription(of value: Any) -> String? {
+        switch custom {
+        case .none: nil
+        case .description: (value as? any CustomStringConvertible)?.description
+        case .debugDescription: (value as? any CustomDebugStringConvertible)?.debugDescription
+        }
     }
 }

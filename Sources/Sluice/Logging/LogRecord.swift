@@ -40,8 +40,9 @@ extension Middlewares {
         /// How long this action's dispatch or send waited for another thread or task to finish the store's work;
         /// zero when it did not wait (see ``StoreStatistics``).
         public let waited: Duration
-        /// The fields of the state that the action changed, with `diff: true`; `nil` with `diff: false`. Empty
-        /// when the action changed nothing. At most `maxChanges` of them; ``omittedChanges`` counts the rest.
+        /// The fields of the state that the action changed, with `diff: true` (with `diffing:`, the fields of what
+        /// its closure returned); `nil` with `diff: false`. Empty when the action changed nothing. At most
+        /// `maxChanges` of them; ``omittedChanges`` counts the rest.
         public let changes: [LogChange]?
         /// The changes found beyond `maxChanges`, not listed in ``changes``.
         public let omittedChanges: Int

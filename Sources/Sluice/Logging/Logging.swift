@@ -7,10 +7,17 @@ extension Middlewares {
     /// let store = Store<AppState, AppAction>(
     ///     initialState: AppState(),
     ///     reducer: appReducer,
-    ///     middleware: [Middlewares.logging(diff: true, sampling: .every(10))]
+    ///     middleware: [Middlewares.logging(sampling: .every(100))]
     /// )
-    /// // orders(.place(id: 7, quantity: 2)) in 3.2µs | orders.pending: 3 -> 4; orders.items: 3 items -> 4 items
+    /// // orders(.place(id: 7, quantity: 2)) in 3.2µs
     /// ```
+    ///
+    /// With `diff: true`, a line also lists what the action changed in the state
+    /// (`| orders.pending: 3 -> 4; orders.items: 3 items -> 4 items`). That diff holds the state from before the
+    /// action while the reducer runs, so it costs a copy of every collection the action changes in place: use it
+    /// while investigating a small state, and
+    /// ``logging(diffing:maxChanges:maxLineLength:sampling:include:sink:)``, which compares only the parts of the
+    /// state that the action touches, for a large state or in a service.
     ///
     /// A line is `<action> in <duration>`, then ` (waited <time>)` when the action's dispatch waited for another
     /// thread or task to finish the store's work (`place(id: 7) in 3.2µs (waited 46ms)`), then with `diff: true`
@@ -50,18 +57,21 @@ extension Middlewares {
     ///
     /// An action that `include` rejects or sampling skips costs one call of `include` (and, when sampling, one
     /// uncontended lock). A logged action costs two clock reads, one lock round trip (to read the time it waited),
-    /// its description and the sink. Describing an
-    /// action by reflection is the expensive part: about 20 µs for `place(id: 1, quantity: 2)` in a release
-    /// build on Linux, against about 2 µs for the whole logged dispatch when the action type conforms to
-    /// `CustomStringConvertible` (the type is checked once, when the middleware is made). A description reads no
-    /// more of a value than the line shows, except a type's own `description`, which is made whole. With
-    /// `diff: false` the middleware never reads the state. With `diff: true` it reads the state before and
-    /// after the action and walks both, skipping the parts whose storage did not change; the state from before
-    /// the action is held while the reducer runs, so a reducer that changes a collection in place pays one
-    /// copy-on-write copy of that collection. A large part that the action did change costs its comparison up to
-    /// the first difference: `==` for an `Equatable` part (about 12 ms for an array of 2,000,000 `Int`s that
-    /// differs in its last element, in a release build), otherwise at most the bounded walk; and its description,
-    /// at most 60 characters. Use the diff while investigating, or together with sampling.
+    /// its description and the sink. Describing an action by reflection is the expensive part of a line (one
+    /// mirror per enum case, struct or tuple in it; numbers, `Bool` and text without one; what a conformance check
+    /// finds about a type is learned once per type); an action type that conforms to `CustomStringConvertible` is
+    /// described by its `description` instead (the type is checked once, when the middleware is made). A
+    /// description reads no more of a value than the line shows, except a type's own `description`, which is made
+    /// whole. With `diff: false` the middleware never reads the state.
+    ///
+    /// With `diff: true` it reads the state before and after the action and walks both, skipping the parts whose
+    /// storage did not change: a collection that the action left alone costs nothing, however large. The state
+    /// from before the action is held while the reducer runs, so a reducer that changes a collection in place
+    /// copies all of it (copy-on-write), and the changed collection is then compared up to its first difference:
+    /// `==` for an `Equatable` part, element by element; otherwise at most the bounded walk. Both grow with the
+    /// collection: for a state of many entries, compare the entries the action touches with
+    /// ``logging(diffing:maxChanges:maxLineLength:sampling:include:sink:)``, whose cost does not depend on the
+    /// size of the state.
     ///
     /// - Parameters:
     ///   - diff: Whether each line lists the fields of the state that the action changed.
@@ -157,6 +167,121 @@ extension Middlewares {
         )
     }
 
+    /// A middleware that writes one line per action with the changes of the parts of the state that `diffing`
+    /// picks out: the diff for a large state, at a cost set by what `diffing` returns rather than by the state.
+    ///
+    /// ```swift
+    /// // AppState holds `orders.byID: [Order.ID: Order]`, 100,000 of them; each action names one order.
+    /// let logging: Middleware<AppState, AppAction> = Middlewares.logging(
+    ///     diffing: { state, action in
+    ///         switch action {
+    ///         case .place(let order): (count: state.orders.byID.count, order: state.orders.byID[order.id])
+    ///         case .cancel(let id): (count: state.orders.byID.count, order: state.orders.byID[id])
+    ///         }
+    ///     },
+    ///     sampling: .every(100)
+    /// )
+    /// // place(Order(id: 7, name: "tea")) in 2.9µs | count: 99999 -> 100000; order: nil -> Order(id: 7, name: "tea")
+    /// ```
+    ///
+    /// A closure whose branches return `nil` for some actions needs its result type written out
+    /// (`{ (state: AppState, action: AppAction) -> Order? in ... }`): Swift does not infer an optional from `nil`.
+    ///
+    /// For each logged action, `diffing` is called twice, with the state and the action: before the rest of the
+    /// chain runs and after it. The two results are compared as
+    /// ``logging(diff:maxChanges:maxLineLength:sampling:include:sink:)`` compares two states, and the changes
+    /// are named by the labels of the result (a tuple's labels, a struct's fields: `order.shipped: false -> true`),
+    /// or `value` for a change of the result as a whole. The line is the same in every other way.
+    ///
+    /// Unlike `diff: true`, this form does not hold the state while the reducer runs: the state that `diffing`
+    /// receives is released before the action goes on, and only the result is held. So a reducer that changes a
+    /// dictionary of the state in place changes it in place, without a copy, and the comparison reads only the
+    /// result: the entries that the action touches, counts, a few fields. A result that holds a whole collection of
+    /// the state (`state.byID` itself) brings back the cost of `diff: true` for that collection: a copy when the
+    /// reducer changes it in place, and its `==` when it changed.
+    ///
+    /// ## Cost
+    ///
+    /// An action that `include` rejects or sampling skips costs what it costs with `diff: false`. A logged action
+    /// costs, beyond its line, two reads of the state (each a copy of the state's fields, not of their storage),
+    /// two calls of `diffing` and the comparison of the two results, whatever the size of the state.
+    ///
+    /// - Parameters:
+    ///   - diffing: Returns the parts of the state to compare, for the state and the action being logged. Called
+    ///     on the dispatching thread, twice per logged action, never for the others.
+    ///   - maxChanges: The most changes listed on one line; the rest are counted as `+N more`. At least 1.
+    ///   - maxLineLength: The most characters in a line, or `nil` for no limit; at least 1. A longer line is made
+    ///     to fit as with ``logging(diff:maxChanges:maxLineLength:sampling:include:sink:)``.
+    ///   - sampling: Which of the included actions are logged, counted per store; ``LogSampling/all`` by
+    ///     default.
+    ///   - include: Whether an action is logged (and counted for sampling). Other actions pass through untouched.
+    ///   - sink: Receives each line, without a trailing newline. It is called on the dispatching thread, and may
+    ///     be called from several threads at once. ``writeToStandardError(_:)`` by default.
+    /// - Returns: The middleware. Its sampling counter is created per store when the store installs it.
+    public static func logging<State: Sendable, Action: Sendable, Parts>(
+        diffing: @escaping @Sendable (State, Action) -> Parts,
+        maxChanges: Int = 8,
+        maxLineLength: Int? = 200,
+        sampling: LogSampling = .all,
+        include: @escaping @Sendable (Action) -> Bool = { _ in true },
+        sink: @escaping @Sendable (String) -> Void = Middlewares.writeToStandardError
+    ) -> Middleware<State, Action> {
+        logging(
+            comparing: .parts(diffing),
+            maxChanges: maxChanges,
+            maxLineLength: maxLineLength,
+            sampling: sampling,
+            include: include,
+            sink: sink,
+            clock: { DispatchTime.now().uptimeNanoseconds }
+        )
+    }
+
+    /// A middleware that hands one ``LogRecord`` per action to `records`, with the changes of the parts of the
+    /// state that `diffing` picks out: the record form of
+    /// ``logging(diffing:maxChanges:maxLineLength:sampling:include:sink:)``, for a structured logger.
+    ///
+    /// `isEnabled`, `include` and `sampling` choose the actions as in
+    /// ``logging(level:diff:maxChanges:maxLineLength:sampling:include:isEnabled:records:)``; for a chosen action,
+    /// `diffing` is called before and after the rest of the chain and the two results are compared, without
+    /// holding the state while the reducer runs.
+    ///
+    /// - Parameters:
+    ///   - level: The level of every record.
+    ///   - diffing: Returns the parts of the state to compare, for the state and the action being logged. Called
+    ///     on the dispatching thread, twice per chosen action, never for the others.
+    ///   - maxChanges: The most changes listed in one record; the rest are counted in
+    ///     ``LogRecord/omittedChanges``. At least 1.
+    ///   - maxLineLength: The most characters in ``LogRecord/line`` and ``LogRecord/actionDescription``, or `nil`
+    ///     for no limit; at least 1.
+    ///   - sampling: Which of the included actions are logged, counted per store; ``LogSampling/all`` by default.
+    ///   - include: Whether an action is logged (and counted for sampling). Other actions pass through untouched.
+    ///   - isEnabled: Whether records of a level are written now; asked before anything else for each action.
+    ///   - records: Receives each record, on the dispatching thread; it may be called from several threads at once.
+    /// - Returns: The middleware. Its sampling counter is created per store when the store installs it.
+    public static func logging<State: Sendable, Action: Sendable, Parts>(
+        level: LogLevel = .info,
+        diffing: @escaping @Sendable (State, Action) -> Parts,
+        maxChanges: Int = 8,
+        maxLineLength: Int? = 200,
+        sampling: LogSampling = .all,
+        include: @escaping @Sendable (Action) -> Bool = { _ in true },
+        isEnabled: @escaping @Sendable (LogLevel) -> Bool = { _ in true },
+        records: @escaping @Sendable (LogRecord<Action>) -> Void
+    ) -> Middleware<State, Action> {
+        logging(
+            level: level,
+            comparing: .parts(diffing),
+            maxChanges: maxChanges,
+            maxLineLength: maxLineLength,
+            sampling: sampling,
+            include: include,
+            isEnabled: isEnabled,
+            records: records,
+            clock: { DispatchTime.now().uptimeNanoseconds }
+        )
+    }
+
     /// ``logging(diff:maxChanges:maxLineLength:sampling:include:sink:)`` with the clock injected, for tests.
     ///
     /// - Parameter clock: Returns a monotonic time in nanoseconds; called just before and just after `next`.
@@ -170,7 +295,7 @@ extension Middlewares {
         clock: @escaping @Sendable () -> UInt64
     ) -> Middleware<State, Action> {
         logging(
-            diff: diff,
+            comparing: diff ? .wholeState : .none,
             maxChanges: maxChanges,
             maxLineLength: maxLineLength,
             sampling: sampling,
@@ -187,6 +312,73 @@ extension Middlewares {
     package static func logging<State: Sendable, Action: Sendable>(
         level: LogLevel = .info,
         diff: Bool = false,
+        maxChanges: Int = 8,
+        maxLineLength: Int? = 200,
+        sampling: LogSampling = .all,
+        include: @escaping @Sendable (Action) -> Bool = { _ in true },
+        isEnabled: @escaping @Sendable (LogLevel) -> Bool = { _ in true },
+        records: @escaping @Sendable (LogRecord<Action>) -> Void,
+        clock: @escaping @Sendable () -> UInt64
+    ) -> Middleware<State, Action> {
+        logging(
+            level: level,
+            comparing: diff ? .wholeState : .none,
+            maxChanges: maxChanges,
+            maxLineLength: maxLineLength,
+            sampling: sampling,
+            include: include,
+            isEnabled: isEnabled,
+            records: records,
+            clock: clock
+        )
+    }
+
+    /// ``logging(diffing:maxChanges:maxLineLength:sampling:include:sink:)`` with the clock injected, for tests.
+    package static func logging<State: Sendable, Action: Sendable, Parts>(
+        diffing: @escaping @Sendable (State, Action) -> Parts,
+        maxChanges: Int = 8,
+        maxLineLength: Int? = 200,
+        sampling: LogSampling = .all,
+        include: @escaping @Sendable (Action) -> Bool = { _ in true },
+        sink: @escaping @Sendable (String) -> Void,
+        clock: @escaping @Sendable () -> UInt64
+    ) -> Middleware<State, Action> {
+        logging(
+            comparing: .parts(diffing),
+            maxChanges: maxChanges,
+            maxLineLength: maxLineLength,
+            sampling: sampling,
+            include: include,
+            sink: sink,
+            clock: clock
+        )
+    }
+
+    /// The line middleware with what to compare and the clock given, for tests.
+    package static func logging<State: Sendable, Action: Sendable>(
+        comparing: LogDiffSource<State, Action>,
+        maxChanges: Int = 8,
+        maxLineLength: Int? = 200,
+        sampling: LogSampling = .all,
+        include: @escaping @Sendable (Action) -> Bool = { _ in true },
+        sink: @escaping @Sendable (String) -> Void,
+        clock: @escaping @Sendable () -> UInt64
+    ) -> Middleware<State, Action> {
+        logging(
+            comparing: comparing,
+            maxChanges: maxChanges,
+            maxLineLength: maxLineLength,
+            sampling: sampling,
+            include: include,
+            records: { record in sink(record.line) },
+            clock: clock
+        )
+    }
+
+    /// The logging middleware that every public form makes: what to compare, the clock and the record sink given.
+    package static func logging<State: Sendable, Action: Sendable>(
+        level: LogLevel = .info,
+        comparing: LogDiffSource<State, Action>,
         maxChanges: Int = 8,
         maxLineLength: Int? = 200,
         sampling: LogSampling = .all,
@@ -223,7 +415,7 @@ extension Middlewares {
                         api: api,
                         next: next,
                         level: level,
-                        diff: diff,
+                        comparing: comparing,
                         format: format,
                         records: records,
                         clock: clock
@@ -243,17 +435,19 @@ extension Middlewares {
         api: MiddlewareAPI<State, Action>,
         next: DispatchFunction<Action>,
         level: LogLevel,
-        diff: Bool,
+        comparing: LogDiffSource<State, Action>,
         format: LogLineFormat,
         records: @Sendable (LogRecord<Action>) -> Void,
         clock: @Sendable () -> UInt64
     ) {
         let waited = api.core.pipelineLoadOfCurrentAction().waited
-        let before = diff ? api.state : nil
+        let before = comparing.capture.map { capture in capture(api, action) }
         let start = clock()
         next(action)
         let elapsed = clock() &- start
-        let changes = before.map { StateDiff($0, api.state, format) }
+        let changes = before.map { before in
+            StateDiff(before, comparing.capture!(api, action), rootName: comparing.rootName, format)
+        }
         records(
             LogRecord(
                 level: level,

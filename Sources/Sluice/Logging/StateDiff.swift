@@ -9,11 +9,14 @@ struct StateDiff {
     private(set) var changes: [Middlewares.LogChange] = []
     private(set) var omitted = 0
     private let format: LogLineFormat
+    /// The name of a change of the whole value, which has no path.
+    private let rootName: String
     /// The labels from the root to the value being compared; joined only when a change is recorded.
     private var path: [String] = []
 
-    init<State>(_ before: State, _ after: State, _ format: LogLineFormat) {
+    init<State>(_ before: State, _ after: State, rootName: String = "state", _ format: LogLineFormat) {
         self.format = format
+        self.rootName = rootName
         compare(before, after, depth: 0)
     }
 
@@ -23,7 +26,7 @@ struct StateDiff {
         kind: Middlewares.LogChange.Kind = .values
     ) {
         if changes.count < format.maxChanges {
-            let name = path.isEmpty ? "state" : LogText.escapingControlCharacters(path.joined(separator: "."))
+            let name = path.isEmpty ? rootName : LogText.escapingControlCharacters(path.joined(separator: "."))
             changes.append(Middlewares.LogChange(path: name, before: before(), after: after(), kind: kind))
         } else {
             omitted += 1
@@ -40,6 +43,11 @@ struct StateDiff {
         if ValueComparison.isIdentical(old, new) { return }
         let equal = equalIfEquatable(old, new)
         if equal == true { return }
+        if DescribedType.of(old).leaf != nil, type(of: old) == type(of: new) {
+            // A number or a `Bool` that is not `==`: nothing to reflect.
+            recordValues(old, new)
+            return
+        }
         let oldMirror = Mirror(reflecting: old)
         let newMirror = Mirror(reflecting: new)
         let style = CompactDescription.style(of: oldMirror)

@@ -75,7 +75,7 @@ struct ValueComparison {
 /// `a == b` if `a` is `Equatable` and `b` has the same type, `false` if `b`'s type differs, `nil` if `a` is
 /// not `Equatable`.
 func equalIfEquatable(_ a: Any, _ b: Any) -> Bool? {
-    guard let a = a as? any Equatable else { return nil }
+    guard DescribedType.of(a).isEquatable, let a = a as? any Equatable else { return nil }
     return a._sluiceIsEqual(to: b)
 }
 

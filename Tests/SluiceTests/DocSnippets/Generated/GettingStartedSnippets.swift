@@ -62,14 +62,19 @@ enum GettingStartedSnippets {
         }
         _ = subscription
 
-        // Sources/Sluice/Sluice.docc/GettingStarted.md:142
+        // Sources/Sluice/Sluice.docc/GettingStarted.md:143
         let loggedStore = Store<OrderState, OrderAction>(
             initialState: OrderState(),
             reducer: orders,
-            middleware: [Middlewares.logging(diff: true)]
+            middleware: [
+                Middlewares.logging(
+                    diffing: { state, _ in (pending: state.pending.count, shipped: state.shipped) },
+                    sampling: .every(100)
+                )
+            ]
         )
         loggedStore.dispatch(.place(id: 7))
-        // standard error: place(id: 7) in 2.4µs | pending: 0 items -> 1 item
+        // standard error: place(id: 7) in 2.4µs | pending: 0 -> 1
         _ = loggedStore
     }
 }

@@ -10,7 +10,7 @@ import Testing
 /// The Swift blocks of Sources/Sluice/Sluice.docc/LargeStates.md, in order (compiled; run only where a test calls `snippets()`).
 enum LargeStatesSnippets {
     static func snippets() async throws {
-        // Sources/Sluice/Sluice.docc/LargeStates.md:42
+        // Sources/Sluice/Sluice.docc/LargeStates.md:43
         struct Order: Sendable, Equatable, Identifiable {
             let id: Int
             var name = ""
@@ -52,7 +52,7 @@ enum LargeStatesSnippets {
         _ = store
         _ = id
 
-        // Sources/Sluice/Sluice.docc/LargeStates.md:85
+        // Sources/Sluice/Sluice.docc/LargeStates.md:86
         let order = store.read { $0.orders.byID[id] }          // costs what the lookup costs
         let pendingCount = store.read { $0.orders.pending.count }
         let byID = store.scope(\.orders.byID)
@@ -62,15 +62,15 @@ enum LargeStatesSnippets {
         _ = byID
         _ = name
 
-        // Sources/Sluice/Sluice.docc/LargeStates.md:102
+        // Sources/Sluice/Sluice.docc/LargeStates.md:103
         let placed = store.dispatch(.place(Order(id: 2, name: "tea")), reading: { $0.orders.byID.count })
         _ = placed
 
-        // Sources/Sluice/Sluice.docc/LargeStates.md:109
+        // Sources/Sluice/Sluice.docc/LargeStates.md:110
         let placedLater = await store.send(.place(Order(id: 3, name: "jam")), reading: { $0.orders.byID.count })
         _ = placedLater
 
-        // Sources/Sluice/Sluice.docc/LargeStates.md:120
+        // Sources/Sluice/Sluice.docc/LargeStates.md:121
         // The count: cheap, but misses an update of an existing entry.
         let counted = store.subscribe(to: \.orders.byID, by: \.count) { byID in render(byID) }
 
@@ -83,10 +83,30 @@ enum LargeStatesSnippets {
         _ = versioned
         _ = scoped
 
-        // Sources/Sluice/Sluice.docc/LargeStates.md:139
+        // Sources/Sluice/Sluice.docc/LargeStates.md:140
         for await _ in store.values(of: \.orders.version) {
             let pending = store.read { $0.orders.pending.count }
             show(pending)
         }
+
+        // Sources/Sluice/Sluice.docc/LargeStates.md:154
+        let logged = Store<AppState, AppAction>(
+            initialState: AppState(),
+            reducer: appReducer,
+            middleware: [
+                Middlewares.logging(
+                    diffing: { state, action in
+                        switch action {
+                        case .place(let order): (count: state.orders.byID.count, order: state.orders.byID[order.id])
+                        case .cancel(let id): (count: state.orders.byID.count, order: state.orders.byID[id])
+                        }
+                    },
+                    sampling: .every(100)
+                )
+            ]
+        )
+        logged.dispatch(.place(Order(id: 7, name: "tea")))
+        // standard error: place(Order(id: 7, name: "tea")) in 2.2µs | count: 0 -> 1; order: nil -> Order(id: 7, name: "tea")
+        _ = logged
     }
 }

@@ -10,10 +10,11 @@ import Testing
 /// The Swift blocks of Sources/Sluice/Sluice.docc/LoggingAndMetrics.md, in order (compiled; run only where a test calls `snippets()`).
 enum LoggingAndMetricsSnippets {
     static func snippets() async throws {
-        // Sources/Sluice/Sluice.docc/LoggingAndMetrics.md:36
+        // Sources/Sluice/Sluice.docc/LoggingAndMetrics.md:39
         let records: Middleware<OrderState, OrderAction> = Middlewares.logging(
             level: .debug,
-            diff: true,
+            diffing: { state, _ in (pending: state.pending.count, shipped: state.shipped) },
+            sampling: .every(100),
             isEnabled: { level in level >= minimumLevel }
         ) { record in
             let changes = record.changes?.map(\.description).joined(separator: "; ") ?? ""
@@ -21,7 +22,7 @@ enum LoggingAndMetricsSnippets {
         }
         _ = records
 
-        // Sources/Sluice/Sluice.docc/LoggingAndMetrics.md:125
+        // Sources/Sluice/Sluice.docc/LoggingAndMetrics.md:131
         let measured = Store<OrderState, OrderAction>(
             initialState: OrderState(),
             reducer: orders,

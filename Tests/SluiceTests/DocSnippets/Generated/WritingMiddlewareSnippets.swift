@@ -123,5 +123,20 @@ enum WritingMiddlewareSnippets {
             sink: { line in Middlewares.writeToStandardOutput("[orders] " + line) }
         )
         _ = shipments
+
+        // Sources/Sluice/Sluice.docc/WritingMiddleware.md:289
+        let audited = Store<OrderState, OrderAction>(
+            initialState: OrderState(),
+            reducer: orders,
+            middleware: [
+                Middlewares.logging(
+                    diffing: { state, _ in (pending: state.pending.count, shipped: state.shipped) },
+                    sampling: .every(100)
+                )
+            ]
+        )
+        audited.dispatch(.place(id: 7))
+        // standard error: place(id: 7) in 2.1µs | pending: 0 -> 1
+        _ = audited
     }
 }
