@@ -115,6 +115,57 @@ import Testing
         #expect(store.state.count == 6)
     }
 
+    @Test func aReadingDispatchOnAFreePipelineReadsBeforeItsFollowUpsRun() {
+        let words = Locked<[UInt]>([])
+        let storeBox = Locked<Store<TestState, TestAction>?>(nil)
+        let (store, reduced) = recordingStore { action, api in
+            if action == .add(1) {
+                api.dispatch(.add(10))
+                if let store = storeBox.current { words.append(store.core.entryWord.value) }
+            }
+        }
+        storeBox.withValue { $0 = store }
+        // Taken on the fast path like a plain dispatch: the follow-up goes to the owner's queue, and the reading
+        // shows the action alone.
+        let read = store.dispatch(.add(1), reading: { $0.count })
+        #expect(read == 1)
+        #expect(store.state.count == 11)
+        #expect(reduced.current == [.add(1), .add(10)])
+        #expect(words.current == [ThreadID.current.raw | PipelineEntry.queued])
+        #expect(store.core.entryWord.value == 0)
+        // An action that queues nothing reads the state after it, and leaves the pipeline free.
+        #expect(store.dispatch(.noop, reading: { $0.count }) == 11)
+        #expect(store.core.entryWord.value == 0)
+        storeBox.withValue { $0 = nil }
+    }
+
+    @Test func readingDispatchesUnderEightThreadsEachReadTheirOwnAction() async {
+        let store = Store(
+            initialState: TestState(),
+            reducer: testReducer,
+            middleware: [
+                afterNext { action, api in
+                    if case .record(let name) = action, !name.hasSuffix("/f") {
+                        api.dispatch(.record(name + "/f"))
+                    }
+                }
+            ]
+        )
+        let wrong = Locked(0)
+        await runOnThreads(8) { thread in
+            for index in 0..<500 {
+                let name = "\(thread).\(index)"
+                // The last entry of the log right after this action: the action itself, never its follow-up or
+                // another thread's action.
+                let last = store.dispatch(.record(name), reading: { $0.log.last })
+                if last != name { wrong.withValue { $0 += 1 } }
+            }
+        }
+        #expect(wrong.current == 0)
+        #expect(store.state.log.count == 8 * 500 * 2)
+        #expect(store.statistics.queuedActions == 8 * 500)
+    }
+
     @Test func followUpsUnderEightThreadsAddUpExactlyInEachSendersOrder() async {
         // Each thread's action queues two follow-ups that carry its index; whatever the interleaving of owners, the
         // machine taking over from fast owners, and hand-overs, every follow-up runs once, right after its action.

@@ -23,8 +23,57 @@ extension StoreCore {
         through chain: DispatchFunction<Action>?,
         reading body: (borrowing State) -> T
     ) -> T? {
+        if chain != nil {
+            return dispatchThroughChain(action, through: chain, reading: body)
+        }
+        lock.lock()
+        return dispatchLocked(action, through: nil, fromAPI: false, reading: body)
+    }
+
+    /// ``dispatch(_:through:reading:)`` through middleware: on the fast path if the pipeline is free. Out of line,
+    /// so that the dispatch without middleware, which reduces and reads in one critical section, stays small.
+    @inlinable @inline(never)
+    func dispatchThroughChain<T>(
+        _ action: Action,
+        through chain: DispatchFunction<Action>?,
+        reading body: (borrowing State) -> T
+    ) -> T? {
+        let thread = ThreadID.current
+        if _fastPath(entryWord.tryTake(thread)) {
+            return runReadingOnFastPipeline(action, through: chain, thread: thread, reading: body)
+        }
         lock.lock()
         return dispatchLocked(action, through: chain, fromAPI: false, reading: body)
+    }
+
+    /// Runs `action` through `chain` on the pipeline that this thread took on the fast path (the state machine
+    /// idle), reads the state under the lock when the run returns, then gives the pipeline up as a plain dispatch
+    /// does: the actions it queued for itself first (``StoreCore/ownerQueue``), through the machine only if someone
+    /// needed the pipeline meanwhile. The lock is taken twice, to mark the run as reading (which `nobodyToNotify`,
+    /// read under the lock, depends on) and to read.
+    @inlinable
+    func runReadingOnFastPipeline<T>(
+        _ action: Action,
+        through chain: DispatchFunction<Action>?,
+        thread: ThreadID,
+        reading body: (borrowing State) -> T
+    ) -> T? {
+        OwnedPipelines.add(1)
+        lock.lock()
+        beginReadingLocked()
+        lock.unlock()
+        chain!(action)
+        lock.lock()
+        // This thread still owns the pipeline: no other thread has reduced since the run of the chain began.
+        let value: T? = pipelineStorage.run.reducedWhileReading ? body(statePointer.pointee) : nil
+        endReadingLocked()
+        lock.unlock()
+        if _fastPath(entryWord.tryRelease(thread)) {
+            OwnedPipelines.add(-1)
+            return value
+        }
+        releaseAfterQueueing(through: chain, thread: thread)
+        return value
     }
 
     /// ``dispatchSlowLocked(_:through:fromAPI:run:)`` with the reading; called with `lock` held, returns without it.
