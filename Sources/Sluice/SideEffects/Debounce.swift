@@ -231,6 +231,13 @@ struct DebounceStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
         return 1
     }
 
+    /// None: every action restarts the quiet time or runs at its own time.
+    @inlinable
+    var alikeUntil: UInt64 { 0 }
+
+    @inlinable
+    var dropsUntilThen: Bool { false }
+
     @inlinable
     var owesRuns: Bool {
         pending != nil

@@ -139,6 +139,13 @@ struct DelayStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
         return count
     }
 
+    /// None: every action is queued at its own time.
+    @inlinable
+    var alikeUntil: UInt64 { 0 }
+
+    @inlinable
+    var dropsUntilThen: Bool { false }
+
     @inlinable
     var owesRuns: Bool {
         head < entries.count

@@ -249,6 +249,21 @@ struct ThrottleStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
         pending != nil
     }
 
+    /// The end of the open window (never, for a window that never ends): before it, an action is dropped (without
+    /// `trailing`) or becomes the pending trailing run, whatever the time. A window closes only when an action at
+    /// or after its end opens the next one, which ends later, so the instant never moves backward.
+    @inlinable
+    var alikeUntil: UInt64 {
+        guard isOpen else { return 0 }
+        return windowEnd?.uptimeNanoseconds ?? .max
+    }
+
+    /// Without `trailing`, an action inside an open window changes nothing.
+    @inlinable
+    var dropsUntilThen: Bool {
+        leading && !trailing
+    }
+
     @inlinable
     mutating func reset() {
         pending = nil

@@ -1,3 +1,6 @@
+// `public import`: the per-action path below is inlined into the caller's module, and inlinable code may only call
+// functions of a module imported publicly. CSluiceSupport declares nothing public of Sluice's.
+public import CSluiceSupport
 public import Dispatch
 
 /// One accepted action and the API of its run, as the time-based modifiers hold them until they run.
@@ -49,6 +52,17 @@ struct EffectRun<State: Sendable, Action: Sendable>: Sendable {
 /// The per-action path is `@inlinable`, so that it is specialized for the store's state and action types in the
 /// caller's module: unspecialized, it built generic type metadata on every action (about 2,000 instructions for
 /// an action that `throttle` drops).
+///
+/// Most actions that reach a `throttle` find its window open, and its machine then decides alike for any time
+/// before the window's end (``TimedStateMachine/alikeUntil``): it drops the action (leading only) or makes it the
+/// pending trailing run. The machine publishes that instant in `alikeUntil`, an atomic word, after each action, and
+/// ``receive(_:)`` compares the time with it first: before it, a machine that only drops there
+/// (``TimedStateMachine/dropsUntilThen``) drops the action without the lock, and any other machine is given the time
+/// without a precise clock read. The instant never moves backward, so a stale read is an earlier instant, which only
+/// sends the action down the exact path. On Linux, with the default scheduler, that comparison reads the coarse
+/// monotonic clock (the time of the last timer tick, a third of the cost of the precise clock): the time is before
+/// the instant if the coarse time plus twice the tick is, and otherwise ``receive(_:)`` reads the precise clock.
+/// On a platform whose word is narrower than 64 bits the word stays 0.
 @usableFromInline
 final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
     @usableFromInline
@@ -78,6 +92,20 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
     let placement: RunPlacement
     @usableFromInline
     let handler: @Sendable (Run) -> Void
+    /// The machine's ``TimedStateMachine/alikeUntil`` in uptime nanoseconds, published after each action it
+    /// received; read without the lock (C11 atomics of CSluiceSupport), written with it held.
+    @usableFromInline
+    let alikeUntil: UnsafeMutablePointer<UInt>
+    /// The machine's ``TimedStateMachine/dropsUntilThen``.
+    @usableFromInline
+    let dropsUntilThen: Bool
+    /// Whether the scheduler's time is the monotonic clock that ``now`` may read directly, without a call through
+    /// the existential (a ``DispatchQueueScheduler`` on Linux, whose `now` is that clock).
+    @usableFromInline
+    let readsMonotonicClock: Bool
+    /// How far the coarse monotonic clock may lag the precise one: two of its ticks.
+    @usableFromInline
+    let coarseClockLag: UInt64
 
     @usableFromInline
     init(
@@ -91,13 +119,71 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
         self.scheduler = scheduler
         self.placement = placement
         self.handler = handler
+        alikeUntil = .allocate(capacity: 1)
+        alikeUntil.initialize(to: 0)
+        dropsUntilThen = machine.dropsUntilThen
+        #if os(Linux)
+        readsMonotonicClock = scheduler is DispatchQueueScheduler
+        #else
+        readsMonotonicClock = false
+        #endif
+        coarseClockLag = 2 * csluice_monotonic_coarse_resolution()
         lifetime.onCancel { [weak self] in self?.tearDown() }
+    }
+
+    deinit {
+        alikeUntil.deallocate()
+    }
+
+    /// The scheduler's current time.
+    @inlinable
+    var now: DispatchTime {
+        #if os(Linux)
+        if readsMonotonicClock {
+            return DispatchTime(uptimeNanoseconds: csluice_monotonic_nanoseconds())
+        }
+        #endif
+        return scheduler.now
+    }
+
+    /// Publishes the machine's ``TimedStateMachine/alikeUntil``; called with `lock` held, after the machine
+    /// received an action.
+    @inlinable
+    func publishAlikeUntilLocked() {
+        #if _pointerBitWidth(_64)
+        csluice_pipeline_store(alikeUntil, UInt(truncatingIfNeeded: machine.alikeUntil))
+        #endif
     }
 
     /// An accepted action arrived (on the dispatching thread).
     @inlinable
     func receive(_ run: Run) {
-        let now = scheduler.now
+        // Relaxed is enough: the word only moves forward, and a drop touches nothing that another thread wrote.
+        let until = UInt64(csluice_pipeline_load(alikeUntil))
+        let now: DispatchTime
+        #if os(Linux)
+        if readsMonotonicClock {
+            let coarse = csluice_monotonic_coarse_nanoseconds()
+            if coarse &+ coarseClockLag < until {
+                if dropsUntilThen {
+                    return
+                }
+                now = DispatchTime(uptimeNanoseconds: coarse)
+            } else {
+                now = DispatchTime(uptimeNanoseconds: csluice_monotonic_nanoseconds())
+            }
+        } else {
+            now = scheduler.now
+            if dropsUntilThen && now.uptimeNanoseconds < until {
+                return
+            }
+        }
+        #else
+        now = scheduler.now
+        if dropsUntilThen && now.uptimeNanoseconds < until {
+            return
+        }
+        #endif
         if placement == .onScheduler {
             receiveHandingOff(run, at: now)
             return
@@ -106,6 +192,7 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
         // which costs a call and its context on every action.
         lock.lock()
         let request = machine.receive(run, at: now, runs: &runs)
+        publishAlikeUntilLocked()
         let first = runs.claim()
         if _slowPath(isClosing) {
             // No timer while the store shuts down: shutdown runs what the machine now owes.
@@ -129,6 +216,7 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
     func receiveHandingOff(_ run: Run, at now: DispatchTime) {
         let (handOff, first, request) = lock.withLock { () -> (Bool, Run?, TimerRequest?) in
             let request = machine.receive(run, at: now, runs: &runs)
+            publishAlikeUntilLocked()
             if isClosing {
                 let first = runs.claim()
                 noteClosingStateLocked()
@@ -167,7 +255,7 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
 
     @usableFromInline
     func fire(_ generation: UInt64) {
-        let now = scheduler.now
+        let now = self.now
         let decision: (Run?, TimerRequest?)? = lock.withLock {
             guard machine.timerGeneration == generation else { return nil }
             timer = nil
@@ -366,6 +454,13 @@ protocol TimedStateMachine: SendableMetatype {
     mutating func flush(runs: inout RunQueue<Run>) -> Int
     /// Whether ``flush(runs:)`` would release a run now.
     var owesRuns: Bool { get }
+    /// An instant in uptime nanoseconds before which ``receive(_:at:runs:)`` decides alike whatever the time, or 0.
+    /// It never moves backward: once published, it holds for every later event, so that the dispatching thread may
+    /// read it without the lock.
+    var alikeUntil: UInt64 { get }
+    /// Whether, before ``alikeUntil``, ``receive(_:at:runs:)`` drops every action without changing anything (it
+    /// returns `nil` and appends no run). A constant of the machine.
+    var dropsUntilThen: Bool { get }
     /// The store went away: forget everything.
     mutating func reset()
 }
