@@ -27,8 +27,9 @@ struct EffectRun<State: Sendable, Action: Sendable>: Sendable {
 ///
 /// Runs go through one ordered path, `runs`: the machine appends them under the lock, in the order of their
 /// actions, whether an action or a timer decided them, and one thread at a time performs them, in that order.
-/// A thread that finds no run in progress performs its runs itself (so a leading run stays synchronous inside
-/// `dispatch`); one that finds a run in progress leaves its runs to that thread, which performs them next. So
+/// A thread that finds no run in progress performs its runs itself (so that, with ``RunPlacement/inDispatch``, a
+/// leading run is synchronous inside `dispatch`); one that finds a run in progress leaves its runs to that thread,
+/// which performs them next. So
 /// runs of one modifier never overlap, and a run never overtakes an older one, however late the scheduler is.
 ///
 /// With ``RunPlacement/onScheduler``, a thread that finds no run in progress does not perform the runs itself: it
@@ -467,15 +468,24 @@ protocol TimedStateMachine: SendableMetatype {
 
 /// Where the runs of a time-based modifier happen when an action (rather than its timer) decides them.
 ///
-/// By default a run that an action decides (the leading run of ``Middlewares/throttle(_:leading:trailing:runs:on:_:)-(Duration,_,_,_,_,SideEffect<State,Action>)``,
-/// every run under a zero interval, a `debounce` run that its `maxWait` made due on a late scheduler) happens at
-/// once, synchronously inside that `dispatch`, so the dispatching thread (and every thread waiting to dispatch)
-/// waits for it. With ``onScheduler`` it is handed to the modifier's scheduler and runs there, in order with the
-/// modifier's other runs, and `dispatch` returns without running the effect.
+/// The runs that an action decides are the leading run of
+/// ``Middlewares/throttle(_:leading:trailing:runs:on:_:)-(Duration,_,_,_,_,SideEffect<State,Action>)``, every run
+/// under a zero interval, and a `debounce` run that its `maxWait` made due on a late scheduler. By default
+/// (``onScheduler``) they are handed to the modifier's scheduler, in order with the modifier's other runs, and
+/// `dispatch` returns without running the effect: a slow effect (encoding a snapshot, a write) never holds the
+/// store's pipeline, so no other dispatch waits for it. The run happens as soon as the scheduler gets to it: at once
+/// on the queue of a ``DispatchQueueScheduler``, at the next `advance` of a `TestScheduler` (`advance(by: .zero)`
+/// runs it without moving the clock), at the same virtual instant either way. The actions that such a run
+/// dispatches are outer dispatches, processed after the `dispatch` that decided the run.
+///
+/// With ``inDispatch`` the run happens synchronously inside that `dispatch`, before it returns, and the actions the
+/// run dispatches are queued and processed before that `dispatch` returns too; the dispatching thread, and every
+/// thread waiting to dispatch on the store, waits for the run. With ``inDispatch`` a zero interval is no modifier at
+/// all: the effect runs for every action, as if it were not wrapped.
 public enum RunPlacement: Sendable, Hashable {
-    /// A run that an action decides happens inside that action's `dispatch` (the default).
+    /// A run that an action decides happens inside that action's `dispatch`, before it returns.
     case inDispatch
-    /// Every run happens on the modifier's scheduler; `dispatch` never runs the effect.
+    /// Every run happens on the modifier's scheduler; `dispatch` never runs the effect (the default).
     case onScheduler
 }
 
