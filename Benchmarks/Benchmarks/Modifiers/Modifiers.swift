@@ -63,9 +63,13 @@ let benchmarks: @Sendable () -> Void = {
     dispatches("Let-through-by-filter-middleware") {
         makeStore(Middlewares.filter({ $0 > 0 }, passThrough))
     }
-    // `throttle` with a 1 ns window, which has always ended when the next action comes: every action runs at once.
+    // `throttle` with a 1 ns window, which has always ended when the next action comes: every action runs at once,
+    // on the throttle's queue (the default), or inside `dispatch`.
     dispatches("Let-through-by-throttle") {
         makeStore(Middleware(Middlewares.throttle(.nanoseconds(1), effect)))
+    }
+    dispatches("Let-through-by-throttle-in-dispatch") {
+        makeStore(Middleware(Middlewares.throttle(.nanoseconds(1), runs: .inDispatch, effect)))
     }
     // `throttle(latest: true)` with an hour-long window: every action replaces the pending trailing run.
     dispatches("Held-by-throttle-latest") {

@@ -368,7 +368,7 @@ case "modules-closure", "modules-extractor":
     }
     consume(store.state)
 case "filter", "filter-through", "filter-middleware", "filter-middleware-through", "throttle", "throttle-runs",
-    "throttle-latest", "debounce", "delay", "takelatest", "takelatest-dropped", "takeleading", "takeleading-dropped",
+    "throttle-runs-in-dispatch", "throttle-latest", "debounce", "delay", "takelatest", "takelatest-dropped", "takeleading", "takeleading-dropped",
     "effect":
     // One modifier around an empty effect (the `Modifiers` area; compare with `middleware 1`, one pass-through
     // middleware). Every action is let through (`-through`, `-runs`, `takelatest`, `takeleading`: the effect runs
@@ -385,7 +385,11 @@ case "filter", "filter-through", "filter-middleware", "filter-middleware-through
     case "filter-middleware-through": middleware = Middlewares.filter({ $0 > 0 }, passThrough)
     case "throttle": middleware = Middleware(Middlewares.throttle(.seconds(3_600), effect))
     // A 1 ns window has always ended when the next action comes: every action runs the effect at once.
+    // (By default each run is handed to the throttle's queue, whose work callgrind counts too; `-in-dispatch`:
+    // inside `dispatch`.)
     case "throttle-runs": middleware = Middleware(Middlewares.throttle(.nanoseconds(1), effect))
+    case "throttle-runs-in-dispatch":
+        middleware = Middleware(Middlewares.throttle(.nanoseconds(1), runs: .inDispatch, effect))
     case "throttle-latest": middleware = Middleware(Middlewares.throttle(.seconds(3_600), latest: true, effect))
     case "debounce": middleware = Middleware(Middlewares.debounce(.seconds(3_600), effect))
     case "delay": middleware = Middleware(Middlewares.delay(.seconds(3_600), effect))
