@@ -7,7 +7,9 @@
 //
 // Arguments: the placement of the snapshot's runs (`none`: a pass-through middleware in its place, `in-dispatch`:
 // `runs: .inDispatch`, `on-scheduler`: `runs: .onScheduler`, `default`: the default placement), the seconds to run
-// (5), and the interval between two dispatches of one thread in microseconds (100).
+// (5), the interval between two dispatches of one thread in microseconds (100), and what the snapshot's 10 ms are
+// (`cpu`, the default: computing, as encoding is; `io`: sleeping, as a write waiting for the disk is, which takes no
+// CPU from the dispatching threads).
 //
 // Each of the 4 threads dispatches on a fixed timetable, one action every interval, and a dispatch's latency counts
 // from its slot in the timetable, not from when the thread got to it: a dispatch that waited 10 ms for the pipeline
@@ -100,10 +102,15 @@ let arguments = CommandLine.arguments
 let placement = arguments.count > 1 ? arguments[1] : "in-dispatch"
 let seconds = arguments.count > 2 ? UInt64(arguments[2]) ?? 5 : 5
 let interval = (arguments.count > 3 ? UInt64(arguments[3]) ?? 100 : 100) * 1_000
+let waitsForIO = arguments.count > 4 && arguments[4] == "io"
 
 let snapshots = SideEffect<Counter, Int> { _, api in
-    let checksum = encodeSnapshot(api.state)
-    withExtendedLifetime(checksum) {}
+    if waitsForIO {
+        sleep(until: nowNanoseconds() + 10_000_000)
+    } else {
+        let checksum = encodeSnapshot(api.state)
+        withExtendedLifetime(checksum) {}
+    }
 }
 let middleware: Middleware<Counter, Int>
 switch placement {
@@ -149,6 +156,6 @@ func format(_ value: Double) -> String {
     return "\(tenths / 10).\(tenths % 10)"
 }
 print(
-    "\(placement): \(all.count) dispatches, latency (µs) p50 \(format(percentile(0.5))) p99 \(format(percentile(0.99))) "
+    "\(placement) (\(waitsForIO ? "io" : "cpu")): \(all.count) dispatches, latency (µs) p50 \(format(percentile(0.5))) p99 \(format(percentile(0.99))) "
         + "p99.9 \(format(percentile(0.999))) max \(format(Double(all.last ?? 0) / 1_000)), count \(store.state.count)"
 )
