@@ -213,29 +213,32 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
     ///
     /// While the store shuts down, the runs are performed on the calling thread instead, like the runs that
     /// shutdown releases.
-    @usableFromInline
+    ///
+    /// Inlinable like ``receive(_:)``, and with `lock()` and `unlock()` for the same reason: this is the path of every
+    /// action under the default placement.
+    @inlinable
     func receiveHandingOff(_ run: Run, at now: DispatchTime) {
-        let (handOff, first, request) = lock.withLock { () -> (Bool, Run?, TimerRequest?) in
-            let request = machine.receive(run, at: now, runs: &runs)
-            publishAlikeUntilLocked()
-            if isClosing {
-                let first = runs.claim()
-                noteClosingStateLocked()
-                return (false, first, nil)
-            }
-            guard !runs.isDraining, !runs.isEmpty else { return (false, nil, request) }
+        lock.lock()
+        let request = machine.receive(run, at: now, runs: &runs)
+        publishAlikeUntilLocked()
+        if _slowPath(isClosing) {
+            let first = runs.claim()
+            noteClosingStateLocked()
+            lock.unlock()
+            perform(first, nil)
+            return
+        }
+        let handOff = !runs.isDraining && !runs.isEmpty
+        if handOff {
             runs.isDraining = true
             handoffPending = true
-            return (true, nil, request)
         }
+        lock.unlock()
         if let request {
             arm(request)
         }
         if handOff {
             _ = scheduler.schedule(after: now) { [weak self] in self?.drainHandedOff() }
-        }
-        if first != nil {
-            perform(first, nil)
         }
     }
 
