@@ -368,7 +368,8 @@ case "modules-closure", "modules-extractor":
     }
     consume(store.state)
 case "filter", "filter-through", "filter-middleware", "filter-middleware-through", "throttle", "throttle-runs",
-    "throttle-runs-in-dispatch", "throttle-latest", "debounce", "delay", "takelatest", "takelatest-dropped", "takeleading", "takeleading-dropped",
+    "throttle-runs-in-dispatch", "throttle-latest", "debounce", "delay", "takelatest", "takelatest-dropped",
+    "takeleading", "takeleading-dropped",
     "effect":
     // One modifier around an empty effect (the `Modifiers` area; compare with `middleware 1`, one pass-through
     // middleware). Every action is let through (`-through`, `-runs`, `takelatest`, `takeleading`: the effect runs
@@ -399,7 +400,9 @@ case "filter", "filter-through", "filter-middleware", "filter-middleware-through
     case "takeleading-dropped":
         // The first action starts a run that never ends (its task waits an hour); every later one is dropped.
         middleware = Middleware(
-            Middlewares.takeLeading(SideEffect<Counter, Int> { _, _ async in try? await Task.sleep(for: .seconds(3_600)) })
+            Middlewares.takeLeading(
+                SideEffect<Counter, Int> { _, _ async in try? await Task.sleep(for: .seconds(3_600)) }
+            )
         )
     default: middleware = Middleware(effect)
     }
