@@ -26,8 +26,9 @@ extension Middlewares {
     ///
     /// - Parameters:
     ///   - interval: The quiet time, in whole nanoseconds (a fraction of one rounds up). `.zero` runs every action at
-    ///     once (on `scheduler`, or inside `dispatch` with `runs: .inDispatch`). An interval of 2⁶⁴ ns or more (about 584 years, e.g. `.seconds(Int64.max)`) never passes: without
-    ///     `maxWait`, nothing runs. A negative interval stops the program.
+    ///     once (on `scheduler`, or inside `dispatch` with `runs: .inDispatch`). An interval of 2⁶⁴ ns or more
+    ///     (about 584 years, e.g. `.seconds(Int64.max)`) never passes: without `maxWait`, nothing runs. A negative
+    ///     interval stops the program.
     ///   - maxWait: The longest a waiting run is put off; `nil` (the default) for no limit, as is a `maxWait` of
     ///     2⁶⁴ ns or more. A negative `maxWait` or one shorter than `interval` stops the program.
     ///   - placement: Where a run that an action decides happens (only a zero `interval` and a late `maxWait` run do):

@@ -132,8 +132,8 @@ extension Middlewares {
         throttle(Duration(interval), leading: leading, trailing: trailing, runs: placement, on: scheduler, run)
     }
 
-    /// ``throttle(_:latest:runs:on:_:)-(Duration,_,_,_,SideEffect<State,Action>)`` with a `DispatchTimeInterval`, which it
-    /// converts exactly; `.never` is an interval that never ends.
+    /// ``throttle(_:latest:runs:on:_:)-(Duration,_,_,_,SideEffect<State,Action>)`` with a `DispatchTimeInterval`,
+    /// which it converts exactly; `.never` is an interval that never ends.
     @available(*, deprecated, message: "pass the interval as a Duration (never ending: .seconds(Int64.max))")
     @inlinable
     public static func throttle<State, Action>(
