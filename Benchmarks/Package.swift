@@ -46,6 +46,12 @@ let package = Package(
             dependencies: [.product(name: "Sluice", package: sluicePackage)],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // Not a harness benchmark: the latency of `dispatch` from 4 threads next to a slow throttled side effect.
+        .executableTarget(
+            name: "SnapshotLatency",
+            dependencies: [.product(name: "Sluice", package: sluicePackage)],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         // Not a benchmark: a plain executable to count the instructions of a dispatch with valgrind's callgrind.
         .executableTarget(
             name: "DispatchProfile",

@@ -17,7 +17,9 @@ import Testing
             middleware: [
                 Middleware(Middlewares.debounce(.milliseconds(300), record("debounce"))),
                 Middleware(Middlewares.delay(.milliseconds(100), record("delay"))),
-                Middleware(Middlewares.throttle(.milliseconds(200), latest: true, record("throttle"))),
+                Middleware(
+                    Middlewares.throttle(.milliseconds(200), latest: true, runs: .inDispatch, record("throttle"))
+                ),
             ],
             dependencies: .test { $0.scheduler = scheduler }
         )

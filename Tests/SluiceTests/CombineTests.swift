@@ -36,6 +36,7 @@ import Testing
         let harness = EffectHarness { scheduler, effect in
             Middlewares.throttle(
                 .milliseconds(100),
+                runs: .inDispatch,
                 on: scheduler,
                 Middlewares.combine(
                     Middlewares.filter({ $0 == .add(1) }, effect),

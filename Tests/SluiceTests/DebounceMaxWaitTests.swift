@@ -47,7 +47,7 @@ import Testing
 
     @Test func lateMaxWaitRunsTheNewestActionInsideTheDispatchThatFindsIt() {
         let harness = EffectHarness {
-            Middlewares.debounce(.milliseconds(100), maxWait: .milliseconds(200), on: $0, $1)
+            Middlewares.debounce(.milliseconds(100), maxWait: .milliseconds(200), runs: .inDispatch, on: $0, $1)
         }
         harness.play([0, 50, 100, 150], flush: 0)
         // The longest wait ends at 200; the queue is busy until 260, and actions keep coming.

@@ -51,7 +51,7 @@ import Testing
     }
 
     @Test func zeroIntervalRunsEveryActionAtOnce() {
-        let harness = EffectHarness { Middlewares.debounce(.nanoseconds(0), on: $0, $1) }
+        let harness = EffectHarness { Middlewares.debounce(.nanoseconds(0), runs: .inDispatch, on: $0, $1) }
         harness.store.dispatch(.add(1))
         harness.store.dispatch(.add(2))
         #expect(harness.recorded == runs([(1, 0), (2, 0)]))

@@ -19,7 +19,7 @@ import Testing
     }
 
     @Test func zeroDelayRunsSynchronously() {
-        let harness = EffectHarness { Middlewares.delay(.nanoseconds(0), on: $0, $1) }
+        let harness = EffectHarness { Middlewares.delay(.nanoseconds(0), runs: .inDispatch, on: $0, $1) }
         harness.store.dispatch(.add(3))
         #expect(harness.recorded == runs([(3, 0)]))
         #expect(harness.scheduler.pendingWorkCount == 0)

@@ -70,7 +70,7 @@ import Testing
             reducer: testReducer,
             middleware: [
                 Middleware(
-                    Middlewares.throttle(.seconds(1), on: scheduler) { (_: TestAction, _) in
+                    Middlewares.throttle(.seconds(1), runs: .inDispatch, on: scheduler) { (_: TestAction, _) in
                         seen.append(greeterName())
                     }
                 )

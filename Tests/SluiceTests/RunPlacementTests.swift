@@ -69,7 +69,7 @@ import Testing
     }
 
     @Test func zeroIntervalInDispatchStillRunsInsideDispatch() {
-        let harness = EffectHarness { Middlewares.delay(.nanoseconds(0), on: $0, $1) }
+        let harness = EffectHarness { Middlewares.delay(.nanoseconds(0), runs: .inDispatch, on: $0, $1) }
         harness.store.dispatch(.add(1))
         #expect(harness.recorded == runs([(1, 0)]))
     }

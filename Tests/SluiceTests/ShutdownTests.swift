@@ -109,7 +109,7 @@ import Testing
     // MARK: Owed runs (virtual time: the scheduler never advances, so only shutdown can run them)
 
     @Test func theOwedTrailingThrottleRunRunsNowWithTheLastAction() async {
-        let harness = EffectHarness { Middlewares.throttle(.seconds(1), latest: true, on: $0, $1) }
+        let harness = EffectHarness { Middlewares.throttle(.seconds(1), latest: true, runs: .inDispatch, on: $0, $1) }
         for value in 1...5 {
             harness.store.dispatch(.add(value))
         }
@@ -153,7 +153,7 @@ import Testing
         let ran = Locked<[Int]>([])
         var store: Store<TestState, TestAction>? = store([
             Middleware(
-                Middlewares.throttle(.seconds(1), latest: true, on: scheduler) { action, _ in
+                Middlewares.throttle(.seconds(1), latest: true, runs: .inDispatch, on: scheduler) { action, _ in
                     if case .add(let value) = action { ran.append(value) }
                 }
             )

@@ -206,7 +206,9 @@ import Testing
                     Middleware(
                         Middlewares.delay(
                             .milliseconds(1),
-                            Middlewares.throttle(.seconds(3_600), leading: true, trailing: true) { action, _ in
+                            Middlewares.throttle(.seconds(3_600), leading: true, trailing: true, runs: .inDispatch) {
+                                action,
+                                _ in
                                 guard let value = Self.value(of: action) else { return }
                                 if value == 1 {
                                     // Holds the delay's queue thread inside the run of 1.

@@ -46,7 +46,7 @@ import Testing
     @Test func oneSideEffectValueServesSeveralStoresWithStateOfItsOwnEach() {
         let scheduler = TestScheduler()
         let runs = Locked<[Int]>([])
-        let throttled = Middlewares.throttle(.seconds(10), on: scheduler) {
+        let throttled = Middlewares.throttle(.seconds(10), runs: .inDispatch, on: scheduler) {
             (action: TestAction, _: MiddlewareAPI<TestState, TestAction>) in
             if case .add(let value) = action { runs.append(value) }
         }
@@ -109,7 +109,9 @@ import Testing
                 middleware: [
                     Middleware(Middlewares.debounce(.milliseconds(100), on: scheduler, effect)),
                     Middleware(Middlewares.delay(.milliseconds(100), on: scheduler, effect)),
-                    Middleware(Middlewares.throttle(.milliseconds(100), latest: true, on: scheduler, effect)),
+                    Middleware(
+                        Middlewares.throttle(.milliseconds(100), latest: true, runs: .inDispatch, on: scheduler, effect)
+                    ),
                 ]
             )
             weakStore = store

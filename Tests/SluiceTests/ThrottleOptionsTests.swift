@@ -60,7 +60,7 @@ import Testing
 
     @Test func trailingOnlyOwedRunOnALateSchedulerRunsBeforeTheActionThatFindsIt() {
         let harness = EffectHarness {
-            Middlewares.throttle(.milliseconds(100), leading: false, trailing: true, on: $0, $1)
+            Middlewares.throttle(.milliseconds(100), leading: false, trailing: true, runs: .inDispatch, on: $0, $1)
         }
         harness.play([0, 50], flush: 0)
         // 50 is due at 100; the queue is busy until 150. 50 runs first and opens [100, 200); 150 trails at 200.

@@ -40,7 +40,7 @@ import Testing
     }
 
     @Test func leadingRunIsSynchronousInsideDispatch() {
-        let harness = EffectHarness { Middlewares.throttle(.seconds(1), on: $0, $1) }
+        let harness = EffectHarness { Middlewares.throttle(.seconds(1), runs: .inDispatch, on: $0, $1) }
         harness.store.dispatch(.add(7))
         #expect(harness.recorded == runs([(7, 0)]))
         #expect(harness.scheduler.pendingWorkCount == 0)  // no timer without `latest`
@@ -61,7 +61,7 @@ import Testing
     }
 
     @Test func theReducerSeesEveryActionAtOnce() {
-        let harness = EffectHarness { Middlewares.throttle(.milliseconds(100), on: $0, $1) }
+        let harness = EffectHarness { Middlewares.throttle(.milliseconds(100), runs: .inDispatch, on: $0, $1) }
         harness.store.dispatch(.add(1))
         harness.store.dispatch(.add(2))
         harness.store.dispatch(.add(3))
@@ -71,7 +71,7 @@ import Testing
 
     @Test func leadingThrottleRunsExactlyOnceWhenFourThreadsDispatchAtOnce() async {
         for _ in 0..<20 {
-            let harness = EffectHarness { Middlewares.throttle(.seconds(60), on: $0, $1) }
+            let harness = EffectHarness { Middlewares.throttle(.seconds(60), runs: .inDispatch, on: $0, $1) }
             await runOnThreads(4) { index in
                 for _ in 0..<50 { harness.store.dispatch(.add(index)) }
             }
@@ -83,7 +83,11 @@ import Testing
     @Test func trailingClosureForm() {
         let scheduler = TestScheduler()
         let seen = Locked<[TestAction]>([])
-        let throttled: SideEffect<TestState, TestAction> = Middlewares.throttle(.milliseconds(10), on: scheduler) {
+        let throttled: SideEffect<TestState, TestAction> = Middlewares.throttle(
+            .milliseconds(10),
+            runs: .inDispatch,
+            on: scheduler
+        ) {
             action,
             _ in seen.append(action)
         }

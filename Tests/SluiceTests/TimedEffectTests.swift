@@ -11,7 +11,7 @@ import Testing
 /// waits. Each table gives the action times (ms, the action is its time) and the runs as `action@time`.
 @Suite struct LateSchedulerTests {
     @Test func throttleWithoutLatestRunsEachLeadingRunAtOnceOnALateScheduler() {
-        let harness = EffectHarness { Middlewares.throttle(.milliseconds(100), on: $0, $1) }
+        let harness = EffectHarness { Middlewares.throttle(.milliseconds(100), runs: .inDispatch, on: $0, $1) }
         harness.store.dispatch(.add(0))
         harness.scheduler.letTimePass(by: .milliseconds(250))
         harness.store.dispatch(.add(250))
@@ -22,7 +22,9 @@ import Testing
     }
 
     @Test func throttleLatestRunsTheOwedTrailingRunBeforeTheActionThatFindsItLate() {
-        let harness = EffectHarness { Middlewares.throttle(.milliseconds(100), latest: true, on: $0, $1) }
+        let harness = EffectHarness {
+            Middlewares.throttle(.milliseconds(100), latest: true, runs: .inDispatch, on: $0, $1)
+        }
         harness.play([0, 50], flush: 0)
         // The trailing run of 50 is due at 100, but the queue is busy until after the next window ended too.
         harness.scheduler.letTimePass(to: harness.start + .milliseconds(250))

@@ -1,7 +1,8 @@
-// The side-effect modifiers on the dispatch path: what an action costs when a modifier decides that the effect
-// does not run (skipped by `filter`, dropped by `throttle`), when it only restarts a `debounce` timer, and when a
-// lifted side effect runs. Each store has exactly one middleware, so compare with `DispatchPath:1-middleware` for
-// the modifier's own cost, and with `DispatchPath:0-middleware` for the cost above a plain dispatch.
+// The side-effect modifiers on the dispatch path: what an action costs when a modifier lets it through (the effect
+// runs for it), drops it (the effect does not run), or holds it (a pending trailing, debounced or delayed run). Each
+// store has exactly one middleware; `Pass-through` (one pass-through middleware) is the floor of this area, measured
+// in the same run, so each modifier's cost is its median minus that one (Benchmarks/README.md, "What each modifier
+// costs").
 
 import Benchmark
 import BenchmarkSupport
@@ -31,6 +32,10 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // The floor: one middleware that passes every action on.
+    dispatches("Pass-through") {
+        makeStore(passThrough)
+    }
     // `filter` on a side effect: every action here is rejected, so the effect never runs.
     dispatches("Skipped-by-filter") {
         makeStore(Middleware(Middlewares.filter({ $0 < 0 }, effect)))
@@ -50,5 +55,51 @@ let benchmarks: @Sendable () -> Void = {
     // A side effect lifted into the chain, which runs for every action.
     dispatches("Side-effect-runs") {
         makeStore(Middleware(effect))
+    }
+    // `filter` on a side effect and on a middleware that accept every action.
+    dispatches("Let-through-by-filter") {
+        makeStore(Middleware(Middlewares.filter({ $0 > 0 }, effect)))
+    }
+    dispatches("Let-through-by-filter-middleware") {
+        makeStore(Middlewares.filter({ $0 > 0 }, passThrough))
+    }
+    // `throttle` with a 1 ns window, which has always ended when the next action comes: every action runs at once,
+    // on the throttle's queue (the default), or inside `dispatch`.
+    dispatches("Let-through-by-throttle") {
+        makeStore(Middleware(Middlewares.throttle(.nanoseconds(1), effect)))
+    }
+    dispatches("Let-through-by-throttle-in-dispatch") {
+        makeStore(Middleware(Middlewares.throttle(.nanoseconds(1), runs: .inDispatch, effect)))
+    }
+    // `throttle(latest: true)` with an hour-long window: every action replaces the pending trailing run.
+    dispatches("Held-by-throttle-latest") {
+        makeStore(Middleware(Middlewares.throttle(.seconds(3_600), latest: true, effect)), warmUp: 1)
+    }
+    // `delay` of an hour: every action is queued (the dispatching thread's part of a delayed run).
+    dispatches("Held-by-delay") {
+        makeStore(Middleware(Middlewares.delay(.seconds(3_600), effect)))
+    }
+    // `takeLatest`: every action supersedes the previous run and runs the effect.
+    dispatches("Let-through-by-takeLatest") {
+        makeStore(Middleware(Middlewares.takeLatest(effect)))
+    }
+    // `takeLatest` inside a filter that rejects every action: nothing is superseded.
+    dispatches("Dropped-by-filtered-takeLatest") {
+        makeStore(Middleware(Middlewares.filter({ $0 < 0 }, Middlewares.takeLatest(effect))))
+    }
+    // `takeLeading` of a synchronous effect: no run is in progress when an action comes, so every action runs.
+    dispatches("Let-through-by-takeLeading") {
+        makeStore(Middleware(Middlewares.takeLeading(effect)))
+    }
+    // `takeLeading` whose first run never ends (its task waits an hour): every later action is dropped.
+    dispatches("Dropped-by-takeLeading") {
+        makeStore(
+            Middleware(
+                Middlewares.takeLeading(
+                    SideEffect<Counter, Int> { _, _ async in try? await Task.sleep(for: .seconds(3_600)) }
+                )
+            ),
+            warmUp: 1
+        )
     }
 }

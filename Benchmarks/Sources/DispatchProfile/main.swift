@@ -5,8 +5,8 @@
 //
 // Arguments: the scenario (`plain`, `middleware`, `instrumented` (`middleware` with a `StoreInstrumentation` hook that
 // reads each measurement's duration), `send`, `subscribers`, `keyed`, `modules`, `floor`, the modifiers
-// `filter`, `throttle` (every action dropped), `throttle-runs` (every action runs the effect), `debounce`,
-// `effect`, `reading` (`dispatch(_:reading:)` through N middleware), `read` and `api-read` (borrowed reads, no
+// `filter`, `throttle` (every action dropped), `throttle-runs` (every action runs the effect), `debounce`, and the
+// others of the modifier case below, `effect`, `reading` (`dispatch(_:reading:)` through N middleware), `read` and `api-read` (borrowed reads, no
 // dispatch), `dependencies` / `dependency-read`: a store with four dependencies set, of which none / one is read
 // per action, `foreach` / `foreach-extractor` / `foreach-hand`: one entry of a dictionary of `size` entries updated
 // through `Reducer.forEach` with a closure / with an `ActionExtractor` / a hand-written in-place reducer,
@@ -401,15 +401,43 @@ case "modules-closure", "modules-extractor":
         store.dispatch(.add(module: 0, amount: 1))
     }
     consume(store.state)
-case "filter", "throttle", "throttle-runs", "debounce", "effect":
+case "filter", "filter-through", "filter-middleware", "filter-middleware-through", "throttle", "throttle-runs",
+    "throttle-runs-in-dispatch", "throttle-latest", "debounce", "delay", "takelatest", "takelatest-dropped",
+    "takeleading", "takeleading-dropped",
+    "effect":
+    // One modifier around an empty effect (the `Modifiers` area; compare with `middleware 1`, one pass-through
+    // middleware). Every action is let through (`-through`, `-runs`, `takelatest`, `takeleading`: the effect runs
+    // for it) or dropped (`filter`, `filter-middleware`, `throttle`, `takelatest-dropped`: rejected by the filter
+    // around it, `takeleading-dropped`: a run is in progress), or held (`throttle-latest`: it replaces the pending
+    // trailing run; `debounce`: it supersedes the pending run; `delay`: it is queued for an hour, so the count has
+    // the dispatching thread's part alone).
     let effect = SideEffect<Counter, Int> { action, _ in consume(action) }
     let middleware: Middleware<Counter, Int>
     switch scenario {
     case "filter": middleware = Middleware(Middlewares.filter({ $0 < 0 }, effect))
+    case "filter-through": middleware = Middleware(Middlewares.filter({ $0 > 0 }, effect))
+    case "filter-middleware": middleware = Middlewares.filter({ $0 < 0 }, passThrough)
+    case "filter-middleware-through": middleware = Middlewares.filter({ $0 > 0 }, passThrough)
     case "throttle": middleware = Middleware(Middlewares.throttle(.seconds(3_600), effect))
     // A 1 ns window has always ended when the next action comes: every action runs the effect at once.
+    // (By default each run is handed to the throttle's queue, whose work callgrind counts too; `-in-dispatch`:
+    // inside `dispatch`.)
     case "throttle-runs": middleware = Middleware(Middlewares.throttle(.nanoseconds(1), effect))
+    case "throttle-runs-in-dispatch":
+        middleware = Middleware(Middlewares.throttle(.nanoseconds(1), runs: .inDispatch, effect))
+    case "throttle-latest": middleware = Middleware(Middlewares.throttle(.seconds(3_600), latest: true, effect))
     case "debounce": middleware = Middleware(Middlewares.debounce(.seconds(3_600), effect))
+    case "delay": middleware = Middleware(Middlewares.delay(.seconds(3_600), effect))
+    case "takelatest": middleware = Middleware(Middlewares.takeLatest(effect))
+    case "takelatest-dropped": middleware = Middleware(Middlewares.filter({ $0 < 0 }, Middlewares.takeLatest(effect)))
+    case "takeleading": middleware = Middleware(Middlewares.takeLeading(effect))
+    case "takeleading-dropped":
+        // The first action starts a run that never ends (its task waits an hour); every later one is dropped.
+        middleware = Middleware(
+            Middlewares.takeLeading(
+                SideEffect<Counter, Int> { _, _ async in try? await Task.sleep(for: .seconds(3_600)) }
+            )
+        )
     default: middleware = Middleware(effect)
     }
     let store = Store(initialState: Counter(), reducer: reducer, middleware: [middleware])

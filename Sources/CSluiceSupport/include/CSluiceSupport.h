@@ -137,6 +137,32 @@ static inline uint64_t csluice_monotonic_nanoseconds(void) {
     return (uint64_t)time.tv_sec * 1000000000u + (uint64_t)time.tv_nsec;
 }
 
+// The monotonic clock as of the last timer tick (`CLOCK_MONOTONIC_COARSE`, Linux): never ahead of
+// `csluice_monotonic_nanoseconds()`, behind it by about one tick (`csluice_monotonic_coarse_resolution()`), and about
+// a third of its cost (no time-stamp counter read). Elsewhere the precise clock, with a resolution of 0.
+static inline uint64_t csluice_monotonic_coarse_nanoseconds(void) {
+    struct timespec time;
+#ifdef CLOCK_MONOTONIC_COARSE
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &time);
+#else
+    clock_gettime(CLOCK_MONOTONIC, &time);
+#endif
+    return (uint64_t)time.tv_sec * 1000000000u + (uint64_t)time.tv_nsec;
+}
+
+// The tick of `csluice_monotonic_coarse_nanoseconds()` in nanoseconds.
+static inline uint64_t csluice_monotonic_coarse_resolution(void) {
+#ifdef CLOCK_MONOTONIC_COARSE
+    struct timespec resolution;
+    if (clock_getres(CLOCK_MONOTONIC_COARSE, &resolution) != 0) {
+        return 1000000000u;
+    }
+    return (uint64_t)resolution.tv_sec * 1000000000u + (uint64_t)resolution.tv_nsec;
+#else
+    return 0;
+#endif
+}
+
 // The calling thread's identity (`ThreadID`), inline in Swift's callers: as a call into Sluice, `ThreadID.current`
 // cost 10 instructions on top of `pthread_self` (callgrind).
 

@@ -3,7 +3,7 @@ import Dispatch
 extension StoreDependencies {
     /// The store's scheduler: where time-based work runs and what time it is (monotonic `DispatchTime`).
     ///
-    /// The time modifiers (``Middlewares/throttle(_:latest:on:_:)-(Duration,_,_,SideEffect<State,Action>)``,
+    /// The time modifiers (``Middlewares/throttle(_:latest:runs:on:_:)-(Duration,_,_,_,SideEffect<State,Action>)``,
     /// ``Middlewares/debounce(_:maxWait:runs:on:_:)-(Duration,_,_,_,SideEffect<State,Action>)``,
     /// ``Middlewares/delay(_:runs:on:_:)-(Duration,_,_,SideEffect<State,Action>)``) given no `on:` scheduler use the
     /// store's scheduler when its dependencies set one, so one line puts every throttle, debounce and delay of a store

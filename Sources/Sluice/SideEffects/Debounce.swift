@@ -12,8 +12,8 @@ extension Middlewares {
     /// Under steady load (an action more often than every `interval`) a plain debounce never runs. With `maxWait`
     /// (lodash's option of that name), a waiting run also happens once `maxWait` has passed since the previous run,
     /// or since the first action of the burst if there was no run in it yet. If the scheduler is so late that an
-    /// action arrives after that deadline while a run is waiting, that action runs at once (inside `dispatch`, or on
-    /// `scheduler` with `runs: .onScheduler`), superseding the waiting one.
+    /// action arrives after that deadline while a run is waiting, that action runs at once (on `scheduler`, or inside
+    /// `dispatch` with `runs: .inDispatch`), superseding the waiting one.
     ///
     /// ```
     /// actions (ms):   0  50  100            400  450
@@ -26,12 +26,13 @@ extension Middlewares {
     ///
     /// - Parameters:
     ///   - interval: The quiet time, in whole nanoseconds (a fraction of one rounds up). `.zero` runs every action at
-    ///     once. An interval of 2⁶⁴ ns or more (about 584 years, e.g. `.seconds(Int64.max)`) never passes: without
-    ///     `maxWait`, nothing runs. A negative interval stops the program.
+    ///     once (on `scheduler`, or inside `dispatch` with `runs: .inDispatch`). An interval of 2⁶⁴ ns or more
+    ///     (about 584 years, e.g. `.seconds(Int64.max)`) never passes: without `maxWait`, nothing runs. A negative
+    ///     interval stops the program.
     ///   - maxWait: The longest a waiting run is put off; `nil` (the default) for no limit, as is a `maxWait` of
     ///     2⁶⁴ ns or more. A negative `maxWait` or one shorter than `interval` stops the program.
     ///   - placement: Where a run that an action decides happens (only a zero `interval` and a late `maxWait` run do):
-    ///     inside `dispatch` (the default) or on `scheduler`.
+    ///     on `scheduler` (the default) or inside `dispatch` (`.inDispatch`).
     ///   - scheduler: Where the runs happen and what time it is; by default the store's
     ///     ``StoreDependencies/scheduler`` if its dependencies set one, else a serial queue of this modifier.
     ///   - effect: The effect to debounce; only the actions it accepts restart the timer.
@@ -39,7 +40,7 @@ extension Middlewares {
     public static func debounce<State, Action>(
         _ interval: Duration,
         maxWait: Duration? = nil,
-        runs placement: RunPlacement = .inDispatch,
+        runs placement: RunPlacement = .onScheduler,
         on scheduler: any EffectScheduler = .storeSchedulerOrOwnQueue,
         _ effect: SideEffect<State, Action>
     ) -> SideEffect<State, Action> {
@@ -55,7 +56,7 @@ extension Middlewares {
     public static func debounce<State, Action>(
         _ interval: Duration,
         maxWait: Duration? = nil,
-        runs placement: RunPlacement = .inDispatch,
+        runs placement: RunPlacement = .onScheduler,
         on scheduler: any EffectScheduler = .storeSchedulerOrOwnQueue,
         _ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) -> Void
     ) -> SideEffect<State, Action> {
@@ -89,7 +90,7 @@ extension Middlewares {
     public static func debounce<State, Action>(
         _ interval: some _DispatchTimeIntervalValue,
         maxWait: DispatchTimeInterval = .never,
-        runs placement: RunPlacement = .inDispatch,
+        runs placement: RunPlacement = .onScheduler,
         on scheduler: any EffectScheduler = .storeSchedulerOrOwnQueue,
         _ effect: SideEffect<State, Action>
     ) -> SideEffect<State, Action> {
@@ -104,7 +105,7 @@ extension Middlewares {
     public static func debounce<State, Action>(
         _ interval: some _DispatchTimeIntervalValue,
         maxWait: DispatchTimeInterval = .never,
-        runs placement: RunPlacement = .inDispatch,
+        runs placement: RunPlacement = .onScheduler,
         on scheduler: any EffectScheduler = .storeSchedulerOrOwnQueue,
         _ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) -> Void
     ) -> SideEffect<State, Action> {
@@ -230,6 +231,13 @@ struct DebounceStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
         runs.append(run)
         return 1
     }
+
+    /// None: every action restarts the quiet time or runs at its own time.
+    @inlinable
+    var alikeUntil: UInt64 { 0 }
+
+    @inlinable
+    var dropsUntilThen: Bool { false }
 
     @inlinable
     var owesRuns: Bool {

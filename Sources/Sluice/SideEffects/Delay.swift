@@ -12,18 +12,19 @@ extension Middlewares {
     /// ```
     ///
     /// - Parameters:
-    ///   - interval: How much later, in whole nanoseconds (a fraction of one rounds up). `.zero` runs synchronously
-    ///     inside `dispatch`. An interval of 2⁶⁴ ns or more (about 584 years, e.g. `.seconds(Int64.max)`) never
-    ///     passes: nothing runs. A negative interval stops the program.
-    ///   - placement: Where the runs of a zero `interval` happen: inside `dispatch` (the default) or on `scheduler`.
-    ///     Other runs always happen on `scheduler`.
+    ///   - interval: How much later, in whole nanoseconds (a fraction of one rounds up). `.zero` runs on `scheduler`
+    ///     as soon as it gets to it, or synchronously inside `dispatch` with `runs: .inDispatch`. An interval of
+    ///     2⁶⁴ ns or more (about 584 years, e.g. `.seconds(Int64.max)`) never passes: nothing runs. A negative
+    ///     interval stops the program.
+    ///   - placement: Where the runs of a zero `interval` happen: on `scheduler` (the default) or inside `dispatch`
+    ///     (`.inDispatch`). Other runs always happen on `scheduler`.
     ///   - scheduler: Where the runs happen and what time it is; by default the store's
     ///     ``StoreDependencies/scheduler`` if its dependencies set one, else a serial queue of this modifier.
     ///   - effect: The effect to delay.
     @inlinable
     public static func delay<State, Action>(
         _ interval: Duration,
-        runs placement: RunPlacement = .inDispatch,
+        runs placement: RunPlacement = .onScheduler,
         on scheduler: any EffectScheduler = .storeSchedulerOrOwnQueue,
         _ effect: SideEffect<State, Action>
     ) -> SideEffect<State, Action> {
@@ -35,7 +36,7 @@ extension Middlewares {
     @inlinable
     public static func delay<State, Action>(
         _ interval: Duration,
-        runs placement: RunPlacement = .inDispatch,
+        runs placement: RunPlacement = .onScheduler,
         on scheduler: any EffectScheduler = .storeSchedulerOrOwnQueue,
         _ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) -> Void
     ) -> SideEffect<State, Action> {
@@ -52,7 +53,7 @@ extension Middlewares {
     @inlinable
     public static func delay<State, Action>(
         _ interval: some _DispatchTimeIntervalValue,
-        runs placement: RunPlacement = .inDispatch,
+        runs placement: RunPlacement = .onScheduler,
         on scheduler: any EffectScheduler = .storeSchedulerOrOwnQueue,
         _ effect: SideEffect<State, Action>
     ) -> SideEffect<State, Action> {
@@ -65,7 +66,7 @@ extension Middlewares {
     @inlinable
     public static func delay<State, Action>(
         _ interval: some _DispatchTimeIntervalValue,
-        runs placement: RunPlacement = .inDispatch,
+        runs placement: RunPlacement = .onScheduler,
         on scheduler: any EffectScheduler = .storeSchedulerOrOwnQueue,
         _ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) -> Void
     ) -> SideEffect<State, Action> {
@@ -138,6 +139,13 @@ struct DelayStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
         timerGeneration &+= 1
         return count
     }
+
+    /// None: every action is queued at its own time.
+    @inlinable
+    var alikeUntil: UInt64 { 0 }
+
+    @inlinable
+    var dropsUntilThen: Bool { false }
 
     @inlinable
     var owesRuns: Bool {

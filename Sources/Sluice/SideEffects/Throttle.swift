@@ -5,7 +5,8 @@ extension Middlewares {
     /// action, or both.
     ///
     /// An accepted action that finds no open window opens the window `[t, t + interval)`; with `leading` it runs the
-    /// effect at once (inside `dispatch`, or on `scheduler` with `runs: .onScheduler`). The actions inside the window
+    /// effect at once: on `scheduler`, as soon as it gets to it, or, with `runs: .inDispatch`, synchronously inside
+    /// `dispatch` (see ``RunPlacement``). The actions inside the window
     /// are dropped, or, with `trailing`, the newest of them runs when the window ends (on `scheduler`) and opens a new
     /// window from there. With `leading: false`, the action that opens a window is the first candidate for its
     /// trailing run. These are lodash's `throttle` options; `leading: true, trailing: true` is redux-saga's
@@ -31,7 +32,8 @@ extension Middlewares {
     ///   - leading: Whether the action that opens a window runs at once.
     ///   - trailing: Whether the newest action of a window (not counting a leading run) runs when the window ends.
     ///     `leading: false, trailing: false` would never run and stops the program.
-    ///   - placement: Where a leading run happens: inside `dispatch` (the default) or on `scheduler`.
+    ///   - placement: Where a leading run happens: on `scheduler` (the default), so that `dispatch` never waits for
+    ///     the effect, or synchronously inside `dispatch` (`.inDispatch`).
     ///   - scheduler: Where trailing runs happen and what time it is; by default the store's
     ///     ``StoreDependencies/scheduler`` if its dependencies set one, else a serial queue of this modifier.
     ///   - effect: The effect to throttle; only the actions it accepts count.
@@ -40,7 +42,7 @@ extension Middlewares {
         _ interval: Duration,
         leading: Bool = true,
         trailing: Bool = false,
-        runs placement: RunPlacement = .inDispatch,
+        runs placement: RunPlacement = .onScheduler,
         on scheduler: any EffectScheduler = .storeSchedulerOrOwnQueue,
         _ effect: SideEffect<State, Action>
     ) -> SideEffect<State, Action> {
@@ -59,7 +61,7 @@ extension Middlewares {
         _ interval: Duration,
         leading: Bool = true,
         trailing: Bool = false,
-        runs placement: RunPlacement = .inDispatch,
+        runs placement: RunPlacement = .onScheduler,
         on scheduler: any EffectScheduler = .storeSchedulerOrOwnQueue,
         _ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) -> Void
     ) -> SideEffect<State, Action> {
@@ -76,22 +78,24 @@ extension Middlewares {
     public static func throttle<State, Action>(
         _ interval: Duration,
         latest: Bool,
+        runs placement: RunPlacement = .onScheduler,
         on scheduler: any EffectScheduler = .storeSchedulerOrOwnQueue,
         _ effect: SideEffect<State, Action>
     ) -> SideEffect<State, Action> {
-        throttle(interval, leading: true, trailing: latest, on: scheduler, effect)
+        throttle(interval, leading: true, trailing: latest, runs: placement, on: scheduler, effect)
     }
 
     /// Runs `run` at most once per `interval`; see
-    /// ``throttle(_:latest:on:_:)-(Duration,_,_,SideEffect<State,Action>)``.
+    /// ``throttle(_:latest:runs:on:_:)-(Duration,_,_,_,SideEffect<State,Action>)``.
     @inlinable
     public static func throttle<State, Action>(
         _ interval: Duration,
         latest: Bool,
+        runs placement: RunPlacement = .onScheduler,
         on scheduler: any EffectScheduler = .storeSchedulerOrOwnQueue,
         _ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) -> Void
     ) -> SideEffect<State, Action> {
-        throttle(interval, leading: true, trailing: latest, on: scheduler, SideEffect(run))
+        throttle(interval, leading: true, trailing: latest, runs: placement, on: scheduler, SideEffect(run))
     }
 }
 
@@ -106,7 +110,7 @@ extension Middlewares {
         _ interval: some _DispatchTimeIntervalValue,
         leading: Bool = true,
         trailing: Bool = false,
-        runs placement: RunPlacement = .inDispatch,
+        runs placement: RunPlacement = .onScheduler,
         on scheduler: any EffectScheduler = .storeSchedulerOrOwnQueue,
         _ effect: SideEffect<State, Action>
     ) -> SideEffect<State, Action> {
@@ -121,15 +125,15 @@ extension Middlewares {
         _ interval: some _DispatchTimeIntervalValue,
         leading: Bool = true,
         trailing: Bool = false,
-        runs placement: RunPlacement = .inDispatch,
+        runs placement: RunPlacement = .onScheduler,
         on scheduler: any EffectScheduler = .storeSchedulerOrOwnQueue,
         _ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) -> Void
     ) -> SideEffect<State, Action> {
         throttle(Duration(interval), leading: leading, trailing: trailing, runs: placement, on: scheduler, run)
     }
 
-    /// ``throttle(_:latest:on:_:)-(Duration,_,_,SideEffect<State,Action>)`` with a `DispatchTimeInterval`, which it
-    /// converts exactly; `.never` is an interval that never ends.
+    /// ``throttle(_:latest:runs:on:_:)-(Duration,_,_,_,SideEffect<State,Action>)`` with a `DispatchTimeInterval`,
+    /// which it converts exactly; `.never` is an interval that never ends.
     @available(*, deprecated, message: "pass the interval as a Duration (never ending: .seconds(Int64.max))")
     @inlinable
     public static func throttle<State, Action>(
@@ -141,7 +145,7 @@ extension Middlewares {
         throttle(Duration(interval), latest: latest, on: scheduler, effect)
     }
 
-    /// ``throttle(_:latest:on:_:)-(Duration,_,_,(Action,MiddlewareAPI<State,Action>)->Void)`` with a
+    /// ``throttle(_:latest:runs:on:_:)-(Duration,_,_,_,(Action,MiddlewareAPI<State,Action>)->Void)`` with a
     /// `DispatchTimeInterval`, which it converts exactly; `.never` is an interval that never ends.
     @available(*, deprecated, message: "pass the interval as a Duration (never ending: .seconds(Int64.max))")
     @inlinable
@@ -247,6 +251,21 @@ struct ThrottleStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
     @inlinable
     var owesRuns: Bool {
         pending != nil
+    }
+
+    /// The end of the open window (never, for a window that never ends): before it, an action is dropped (without
+    /// `trailing`) or becomes the pending trailing run, whatever the time. A window closes only when an action at
+    /// or after its end opens the next one, which ends later, so the instant never moves backward.
+    @inlinable
+    var alikeUntil: UInt64 {
+        guard isOpen else { return 0 }
+        return windowEnd?.uptimeNanoseconds ?? .max
+    }
+
+    /// Without `trailing`, an action inside an open window changes nothing.
+    @inlinable
+    var dropsUntilThen: Bool {
+        leading && !trailing
     }
 
     @inlinable

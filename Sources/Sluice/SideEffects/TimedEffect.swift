@@ -1,3 +1,6 @@
+// `public import`: the per-action path below is inlined into the caller's module, and inlinable code may only call
+// functions of a module imported publicly. CSluiceSupport declares nothing public of Sluice's.
+public import CSluiceSupport
 public import Dispatch
 
 /// One accepted action and the API of its run, as the time-based modifiers hold them until they run.
@@ -24,8 +27,9 @@ struct EffectRun<State: Sendable, Action: Sendable>: Sendable {
 ///
 /// Runs go through one ordered path, `runs`: the machine appends them under the lock, in the order of their
 /// actions, whether an action or a timer decided them, and one thread at a time performs them, in that order.
-/// A thread that finds no run in progress performs its runs itself (so a leading run stays synchronous inside
-/// `dispatch`); one that finds a run in progress leaves its runs to that thread, which performs them next. So
+/// A thread that finds no run in progress performs its runs itself (so that, with ``RunPlacement/inDispatch``, a
+/// leading run is synchronous inside `dispatch`); one that finds a run in progress leaves its runs to that thread,
+/// which performs them next. So
 /// runs of one modifier never overlap, and a run never overtakes an older one, however late the scheduler is.
 ///
 /// With ``RunPlacement/onScheduler``, a thread that finds no run in progress does not perform the runs itself: it
@@ -49,6 +53,17 @@ struct EffectRun<State: Sendable, Action: Sendable>: Sendable {
 /// The per-action path is `@inlinable`, so that it is specialized for the store's state and action types in the
 /// caller's module: unspecialized, it built generic type metadata on every action (about 2,000 instructions for
 /// an action that `throttle` drops).
+///
+/// Most actions that reach a `throttle` find its window open, and its machine then decides alike for any time
+/// before the window's end (``TimedStateMachine/alikeUntil``): it drops the action (leading only) or makes it the
+/// pending trailing run. The machine publishes that instant in `alikeUntil`, an atomic word, after each action, and
+/// ``receive(_:)`` compares the time with it first: before it, a machine that only drops there
+/// (``TimedStateMachine/dropsUntilThen``) drops the action without the lock, and any other machine is given the time
+/// without a precise clock read. The instant never moves backward, so a stale read is an earlier instant, which only
+/// sends the action down the exact path. On Linux, with the default scheduler, that comparison reads the coarse
+/// monotonic clock (the time of the last timer tick, a third of the cost of the precise clock): the time is before
+/// the instant if the coarse time plus twice the tick is, and otherwise ``receive(_:)`` reads the precise clock.
+/// On a platform whose word is narrower than 64 bits the word stays 0.
 @usableFromInline
 final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
     @usableFromInline
@@ -78,6 +93,20 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
     let placement: RunPlacement
     @usableFromInline
     let handler: @Sendable (Run) -> Void
+    /// The machine's ``TimedStateMachine/alikeUntil`` in uptime nanoseconds, published after each action it
+    /// received; read without the lock (C11 atomics of CSluiceSupport), written with it held.
+    @usableFromInline
+    let alikeUntil: UnsafeMutablePointer<UInt>
+    /// The machine's ``TimedStateMachine/dropsUntilThen``.
+    @usableFromInline
+    let dropsUntilThen: Bool
+    /// Whether the scheduler's time is the monotonic clock that ``now`` may read directly, without a call through
+    /// the existential (a ``DispatchQueueScheduler`` on Linux, whose `now` is that clock).
+    @usableFromInline
+    let readsMonotonicClock: Bool
+    /// How far the coarse monotonic clock may lag the precise one: two of its ticks.
+    @usableFromInline
+    let coarseClockLag: UInt64
 
     @usableFromInline
     init(
@@ -91,13 +120,71 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
         self.scheduler = scheduler
         self.placement = placement
         self.handler = handler
+        alikeUntil = .allocate(capacity: 1)
+        alikeUntil.initialize(to: 0)
+        dropsUntilThen = machine.dropsUntilThen
+        #if os(Linux)
+        readsMonotonicClock = scheduler is DispatchQueueScheduler
+        #else
+        readsMonotonicClock = false
+        #endif
+        coarseClockLag = 2 * csluice_monotonic_coarse_resolution()
         lifetime.onCancel { [weak self] in self?.tearDown() }
+    }
+
+    deinit {
+        alikeUntil.deallocate()
+    }
+
+    /// The scheduler's current time.
+    @inlinable
+    var now: DispatchTime {
+        #if os(Linux)
+        if readsMonotonicClock {
+            return DispatchTime(uptimeNanoseconds: csluice_monotonic_nanoseconds())
+        }
+        #endif
+        return scheduler.now
+    }
+
+    /// Publishes the machine's ``TimedStateMachine/alikeUntil``; called with `lock` held, after the machine
+    /// received an action.
+    @inlinable
+    func publishAlikeUntilLocked() {
+        #if _pointerBitWidth(_64)
+        csluice_pipeline_store(alikeUntil, UInt(truncatingIfNeeded: machine.alikeUntil))
+        #endif
     }
 
     /// An accepted action arrived (on the dispatching thread).
     @inlinable
     func receive(_ run: Run) {
-        let now = scheduler.now
+        // Relaxed is enough: the word only moves forward, and a drop touches nothing that another thread wrote.
+        let until = UInt64(csluice_pipeline_load(alikeUntil))
+        let now: DispatchTime
+        #if os(Linux)
+        if readsMonotonicClock {
+            let coarse = csluice_monotonic_coarse_nanoseconds()
+            if coarse &+ coarseClockLag < until {
+                if dropsUntilThen {
+                    return
+                }
+                now = DispatchTime(uptimeNanoseconds: coarse)
+            } else {
+                now = DispatchTime(uptimeNanoseconds: csluice_monotonic_nanoseconds())
+            }
+        } else {
+            now = scheduler.now
+            if dropsUntilThen && now.uptimeNanoseconds < until {
+                return
+            }
+        }
+        #else
+        now = scheduler.now
+        if dropsUntilThen && now.uptimeNanoseconds < until {
+            return
+        }
+        #endif
         if placement == .onScheduler {
             receiveHandingOff(run, at: now)
             return
@@ -106,6 +193,7 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
         // which costs a call and its context on every action.
         lock.lock()
         let request = machine.receive(run, at: now, runs: &runs)
+        publishAlikeUntilLocked()
         let first = runs.claim()
         if _slowPath(isClosing) {
             // No timer while the store shuts down: shutdown runs what the machine now owes.
@@ -125,28 +213,32 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
     ///
     /// While the store shuts down, the runs are performed on the calling thread instead, like the runs that
     /// shutdown releases.
-    @usableFromInline
+    ///
+    /// Inlinable like ``receive(_:)``, and with `lock()` and `unlock()` for the same reason: this is the path of every
+    /// action under the default placement.
+    @inlinable
     func receiveHandingOff(_ run: Run, at now: DispatchTime) {
-        let (handOff, first, request) = lock.withLock { () -> (Bool, Run?, TimerRequest?) in
-            let request = machine.receive(run, at: now, runs: &runs)
-            if isClosing {
-                let first = runs.claim()
-                noteClosingStateLocked()
-                return (false, first, nil)
-            }
-            guard !runs.isDraining, !runs.isEmpty else { return (false, nil, request) }
+        lock.lock()
+        let request = machine.receive(run, at: now, runs: &runs)
+        publishAlikeUntilLocked()
+        if _slowPath(isClosing) {
+            let first = runs.claim()
+            noteClosingStateLocked()
+            lock.unlock()
+            perform(first, nil)
+            return
+        }
+        let handOff = !runs.isDraining && !runs.isEmpty
+        if handOff {
             runs.isDraining = true
             handoffPending = true
-            return (true, nil, request)
         }
+        lock.unlock()
         if let request {
             arm(request)
         }
         if handOff {
             _ = scheduler.schedule(after: now) { [weak self] in self?.drainHandedOff() }
-        }
-        if first != nil {
-            perform(first, nil)
         }
     }
 
@@ -167,7 +259,7 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
 
     @usableFromInline
     func fire(_ generation: UInt64) {
-        let now = scheduler.now
+        let now = self.now
         let decision: (Run?, TimerRequest?)? = lock.withLock {
             guard machine.timerGeneration == generation else { return nil }
             timer = nil
@@ -366,21 +458,37 @@ protocol TimedStateMachine: SendableMetatype {
     mutating func flush(runs: inout RunQueue<Run>) -> Int
     /// Whether ``flush(runs:)`` would release a run now.
     var owesRuns: Bool { get }
+    /// An instant in uptime nanoseconds before which ``receive(_:at:runs:)`` decides alike whatever the time, or 0.
+    /// It never moves backward: once published, it holds for every later event, so that the dispatching thread may
+    /// read it without the lock.
+    var alikeUntil: UInt64 { get }
+    /// Whether, before ``alikeUntil``, ``receive(_:at:runs:)`` drops every action without changing anything (it
+    /// returns `nil` and appends no run). A constant of the machine.
+    var dropsUntilThen: Bool { get }
     /// The store went away: forget everything.
     mutating func reset()
 }
 
 /// Where the runs of a time-based modifier happen when an action (rather than its timer) decides them.
 ///
-/// By default a run that an action decides (the leading run of ``Middlewares/throttle(_:leading:trailing:runs:on:_:)-(Duration,_,_,_,_,SideEffect<State,Action>)``,
-/// every run under a zero interval, a `debounce` run that its `maxWait` made due on a late scheduler) happens at
-/// once, synchronously inside that `dispatch`, so the dispatching thread (and every thread waiting to dispatch)
-/// waits for it. With ``onScheduler`` it is handed to the modifier's scheduler and runs there, in order with the
-/// modifier's other runs, and `dispatch` returns without running the effect.
+/// The runs that an action decides are the leading run of
+/// ``Middlewares/throttle(_:leading:trailing:runs:on:_:)-(Duration,_,_,_,_,SideEffect<State,Action>)``, every run
+/// under a zero interval, and a `debounce` run that its `maxWait` made due on a late scheduler. By default
+/// (``onScheduler``) they are handed to the modifier's scheduler, in order with the modifier's other runs, and
+/// `dispatch` returns without running the effect: a slow effect (encoding a snapshot, a write) never holds the
+/// store's pipeline, so no other dispatch waits for it. The run happens as soon as the scheduler gets to it: at once
+/// on the queue of a ``DispatchQueueScheduler``, at the next `advance` of a `TestScheduler` (`advance(by: .zero)`
+/// runs it without moving the clock), at the same virtual instant either way. The actions that such a run
+/// dispatches are outer dispatches, processed after the `dispatch` that decided the run.
+///
+/// With ``inDispatch`` the run happens synchronously inside that `dispatch`, before it returns, and the actions the
+/// run dispatches are queued and processed before that `dispatch` returns too; the dispatching thread, and every
+/// thread waiting to dispatch on the store, waits for the run. With ``inDispatch`` a zero interval is no modifier at
+/// all: the effect runs for every action, as if it were not wrapped.
 public enum RunPlacement: Sendable, Hashable {
-    /// A run that an action decides happens inside that action's `dispatch` (the default).
+    /// A run that an action decides happens inside that action's `dispatch`, before it returns.
     case inDispatch
-    /// Every run happens on the modifier's scheduler; `dispatch` never runs the effect.
+    /// Every run happens on the modifier's scheduler; `dispatch` never runs the effect (the default).
     case onScheduler
 }
 

@@ -5,6 +5,11 @@
 /// register handlers here, so that superseding the run cancels them. A cancellation made with a parent is
 /// cancelled with its parent.
 ///
+/// A child follows its parent (a handler in the parent that cancels the child) only from its first handler on:
+/// until then ``isCancelled`` asks the parent as well, and there is nothing in the child to run when the parent is
+/// cancelled. So a `takeLatest` run whose effect starts nothing costs no handler, no weak reference and no entry in
+/// the store's lifetime.
+///
 @usableFromInline
 package final class Cancellation: Sendable {
     private struct Flag {
@@ -13,6 +18,10 @@ package final class Cancellation: Sendable {
         var nextKey: UInt64 = 0
         /// The key of this cancellation's handler in `parent`, while it follows the parent.
         var keyInParent: UInt64?
+        /// Whether a handler was registered, so that this cancellation follows (or is starting to follow) its parent.
+        var followsParent = false
+        /// Set by ``detachFromParent()``: no handler in the parent from then on.
+        var isDetached = false
     }
 
     private let flag = Locked(Flag())
@@ -27,16 +36,12 @@ package final class Cancellation: Sendable {
     package init(parent: Cancellation? = nil, run: UInt64? = nil) {
         self.parent = parent
         self.run = run ?? parent?.run
-        if let parent {
-            let key = parent.onCancel { [weak self] in self?.cancel() }
-            flag.withLock { $0.keyInParent = key }
-        }
     }
 
     /// Whether `cancel()` was called on this cancellation or one of its ancestors.
     @usableFromInline
     package var isCancelled: Bool {
-        flag.withLock { $0.isCancelled }
+        flag.withLock { $0.isCancelled } || (parent?.isCancelled ?? false)
     }
 
     /// Cancels this cancellation and runs its handlers once, in registration order is not guaranteed.
@@ -47,6 +52,9 @@ package final class Cancellation: Sendable {
             defer {
                 flag.handlers = [:]
                 flag.keyInParent = nil
+            }
+            if flag.handlers.isEmpty {
+                return ([], flag.keyInParent)  // a run that started nothing: no sorting of nothing
             }
             return (flag.handlers.sorted { $0.key < $1.key }.map(\.value), flag.keyInParent)
         }
@@ -63,16 +71,39 @@ package final class Cancellation: Sendable {
     /// - Returns: A key for ``removeHandler(_:)``, or `nil` if the handler already ran.
     @discardableResult
     package func onCancel(_ handler: @escaping @Sendable () -> Void) -> UInt64? {
-        let key: UInt64? = flag.withLock { flag in
-            guard !flag.isCancelled else { return nil }
+        if let parent, parent.isCancelled {
+            // Cancelled with the parent already: as if it had followed the parent all along.
+            cancel()
+        }
+        let (key, follow): (UInt64?, Bool) = flag.withLock { flag in
+            guard !flag.isCancelled else { return (nil, false) }
             flag.nextKey &+= 1
             flag.handlers[flag.nextKey] = handler
-            return flag.nextKey
+            defer { flag.followsParent = true }
+            return (flag.nextKey, !flag.followsParent && !flag.isDetached)
         }
-        if key == nil {
+        guard let key else {
             handler()
+            return nil
+        }
+        if follow, let parent {
+            followParent(parent)
         }
         return key
+    }
+
+    /// Registers the handler in `parent` that cancels this cancellation with it (at once if `parent` was cancelled
+    /// meanwhile).
+    private func followParent(_ parent: Cancellation) {
+        guard let keyInParent = parent.onCancel({ [weak self] in self?.cancel() }) else { return }
+        let cancelledMeanwhile: Bool = flag.withLock { flag in
+            if flag.isCancelled || flag.isDetached { return true }
+            flag.keyInParent = keyInParent
+            return false
+        }
+        if cancelledMeanwhile {
+            parent.removeHandler(keyInParent)
+        }
     }
 
     /// Stops following the parent: the work this cancellation covers has finished.
@@ -81,6 +112,7 @@ package final class Cancellation: Sendable {
     /// child until it is cancelled itself.
     package func detachFromParent() {
         let key: UInt64? = flag.withLock { flag in
+            flag.isDetached = true
             defer { flag.keyInParent = nil }
             return flag.keyInParent
         }

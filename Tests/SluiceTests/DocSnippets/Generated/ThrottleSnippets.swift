@@ -10,7 +10,7 @@ import Testing
 /// The Swift blocks of Sources/Sluice/Sluice.docc/Operators/Throttle.md, in order (compiled; run only where a test calls `snippets()`).
 enum ThrottleSnippets {
     static func snippets() async throws {
-        // Sources/Sluice/Sluice.docc/Operators/Throttle.md:28
+        // Sources/Sluice/Sluice.docc/Operators/Throttle.md:29
         let reportMetrics = Middlewares.throttle(.seconds(1), latest: true) {
             (action: AppAction, api: MiddlewareAPI<AppState, AppAction>) in
             metrics.report(api.state.metrics)
@@ -21,11 +21,11 @@ enum ThrottleSnippets {
         _ = reportMetrics
         _ = store
 
-        // Sources/Sluice/Sluice.docc/Operators/Throttle.md:66
-        let saveSnapshot = Middlewares.throttle(.seconds(5), trailing: true, runs: .onScheduler) {
+        // Sources/Sluice/Sluice.docc/Operators/Throttle.md:69
+        let reportInline = Middlewares.throttle(.seconds(5), runs: .inDispatch) {
             (action: AppAction, api: MiddlewareAPI<AppState, AppAction>) in
-            try? metrics.write(api.state)
+            metrics.report(api.state.metrics)
         }
-        _ = saveSnapshot
+        _ = reportInline
     }
 }
