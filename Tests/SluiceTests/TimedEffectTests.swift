@@ -100,7 +100,8 @@ import Testing
 /// The time modifiers on a real `DispatchQueue` that is busy when their runs fall due: the test blocks the queue
 /// with a semaphore, dispatches, lets the runs fall due, then frees the queue.
 ///
-/// Bounded: the only waits are until an instant a few milliseconds ahead, and polls with a deadline.
+/// Bounded: the only sleeps are until an instant a few milliseconds ahead (real time passing is what these tests
+/// are about); the runs are awaited, with the hang guard.
 @Suite struct BusyQueueTests {
     /// A store with one modifier on a serial queue that the test keeps busy until `release()`.
     final class BusyQueue: Sendable {
@@ -131,14 +132,11 @@ import Testing
             queue.async { gate.wait() }
         }
 
-        /// Frees the queue, waits until `count` runs happened (or 60 s passed), then until the queue has done
-        /// everything that was queued on it by then.
-        func release(expecting count: Int) -> [Int] {
+        /// Frees the queue, waits until `count` runs happened (or the hang guard passed), then until the queue has
+        /// done everything that was queued on it by then.
+        func release(expecting count: Int) async -> [Int] {
             gate.signal()
-            let deadline = DispatchTime.now() + .seconds(60)
-            while runs.current.count < count && DispatchTime.now() < deadline {
-                Thread.sleep(forTimeInterval: 0.001)
-            }
+            _ = await runs.wait { $0.count >= count }
             queue.sync {}
             queue.sync {}
             return runs.current
@@ -153,36 +151,36 @@ import Testing
         }
     }
 
-    @Test func throttleWithoutLatest() {
+    @Test func throttleWithoutLatest() async {
         let busy = BusyQueue { Middlewares.throttle(.milliseconds(20), on: $0, $1) }
         let start = DispatchTime.now()
         busy.store.dispatch(.add(1))
         busy.store.dispatch(.add(2))
         wait(until: start + .milliseconds(25))
         busy.store.dispatch(.add(3))
-        #expect(busy.release(expecting: 2) == [1, 3])
+        #expect(await busy.release(expecting: 2) == [1, 3])
     }
 
-    @Test func throttleLatestRunsOwedTrailingRunBeforeNewerAction() {
+    @Test func throttleLatestRunsOwedTrailingRunBeforeNewerAction() async {
         let busy = BusyQueue { Middlewares.throttle(.milliseconds(20), latest: true, on: $0, $1) }
         let start = DispatchTime.now()
         busy.store.dispatch(.add(1))
         busy.store.dispatch(.add(2))  // trails at +20, but the queue is busy
         wait(until: start + .milliseconds(45))  // the window that 2 opens, [20, 40), has ended too
         busy.store.dispatch(.add(3))
-        #expect(busy.release(expecting: 3) == [1, 2, 3])
+        #expect(await busy.release(expecting: 3) == [1, 2, 3])
     }
 
-    @Test func debounceRunsOnceWithTheLastAction() {
+    @Test func debounceRunsOnceWithTheLastAction() async {
         let busy = BusyQueue { Middlewares.debounce(.milliseconds(10), on: $0, $1) }
         busy.store.dispatch(.add(1))
         wait(until: .now() + .milliseconds(15))  // the run of 1 is due; the queue is busy
         busy.store.dispatch(.add(2))
         wait(until: .now() + .milliseconds(15))  // the run of 2 is due too
-        #expect(busy.release(expecting: 1) == [2])
+        #expect(await busy.release(expecting: 1) == [2])
     }
 
-    @Test func delayRunsInOrder() {
+    @Test func delayRunsInOrder() async {
         let busy = BusyQueue { Middlewares.delay(.milliseconds(10), on: $0, $1) }
         busy.store.dispatch(.add(1))
         wait(until: .now() + .milliseconds(5))
@@ -190,19 +188,19 @@ import Testing
         wait(until: .now() + .milliseconds(5))
         busy.store.dispatch(.add(3))
         wait(until: .now() + .milliseconds(15))
-        #expect(busy.release(expecting: 3) == [1, 2, 3])
+        #expect(await busy.release(expecting: 3) == [1, 2, 3])
     }
 
     /// A trailing run is slow; the next action, which finds the window ended, waits for it instead of running
     /// alongside it on the dispatching thread.
-    @Test func throttleRunsNeverOverlap() {
+    @Test func throttleRunsNeverOverlap() async {
         let events = Locked<[String]>([])
         let slowRun = DispatchSemaphore(value: 0)
         let onQueue = DispatchSpecificKey<Bool>()
         let body: @Sendable (Int) -> Void = { value in
             events.append("start \(value)")
             if value == 2 && DispatchQueue.getSpecific(key: onQueue) == true {
-                _ = slowRun.wait(timeout: .now() + .seconds(60))
+                _ = slowRun.wait(timeout: .now() + hangGuardSeconds)
             }
             events.append("end \(value)")
         }
@@ -212,14 +210,11 @@ import Testing
         let start = DispatchTime.now()
         busy.store.dispatch(.add(1))
         busy.store.dispatch(.add(2))  // trails at +20, on the queue, and opens [20, 40)
-        let started = DispatchTime.now() + .seconds(60)
-        while !events.current.contains("start 2") && DispatchTime.now() < started {
-            Thread.sleep(forTimeInterval: 0.001)
-        }
+        #expect(await events.wait { $0.contains("start 2") })
         wait(until: start + .milliseconds(45))
         busy.store.dispatch(.add(3))  // the window has ended, but the run of 2 is in progress
         slowRun.signal()
-        #expect(busy.release(expecting: 3) == [1, 2, 3])
+        #expect(await busy.release(expecting: 3) == [1, 2, 3])
         #expect(events.current == ["start 1", "end 1", "start 2", "end 2", "start 3", "end 3"])
     }
 }

@@ -1,27 +1,107 @@
 import Foundation
 import Sluice
 
-/// A value shared between threads in tests, guarded by Sluice's own lock.
+/// How long a test waits for something that should happen at once before it fails: a hang guard, not a pause.
+///
+/// Waits end as soon as their condition holds, so this bound costs nothing when the code works; it only decides how
+/// long a regression takes to fail. It leaves room for a slow, loaded 2-core machine under the thread sanitizer,
+/// where the suites' tasks share two threads of the cooperative pool.
+let hangGuard: Duration = .seconds(20)
+
+/// ``hangGuard`` in seconds, for `DispatchSemaphore.wait(timeout:)` and `DispatchTime`.
+let hangGuardSeconds: Double = 20
+
+/// A value shared between threads in tests, guarded by Sluice's own lock; a test can await a condition on it.
 final class Locked<Value>: @unchecked Sendable {
+    // @unchecked: `value`, `waiters` and `nextWaiterKey` are guarded by `lock`.
+    private struct Waiter {
+        let condition: (Value) -> Bool
+        let continuation: CheckedContinuation<Void, Never>
+    }
+
     private let lock = Lock()
     private var value: Value
+    private var waiters: [UInt64: Waiter] = [:]
+    private var nextWaiterKey: UInt64 = 0
 
     init(_ value: Value) {
         self.value = value
     }
 
+    /// Runs `body` on the value under the lock, then resumes the waits whose condition now holds.
     func withValue<T>(_ body: (inout Value) -> T) -> T {
-        lock.withLock { body(&value) }
+        let (result, ready): (T, [CheckedContinuation<Void, Never>]) = lock.withLock {
+            let result = body(&value)
+            if waiters.isEmpty { return (result, []) }
+            let keys = waiters.filter { $0.value.condition(value) }.map(\.key)
+            return (result, keys.compactMap { waiters.removeValue(forKey: $0)?.continuation })
+        }
+        for continuation in ready {
+            continuation.resume()
+        }
+        return result
     }
 
     var current: Value {
-        withValue { $0 }
+        lock.withLock { value }
+    }
+
+    /// Waits until `condition` holds for the value, or until `timeout` (a hang guard) passes; returns whether it
+    /// holds. Every change through ``withValue(_:)`` checks the condition: nothing polls.
+    func wait(
+        timeout: Duration = hangGuard,
+        until condition: @escaping @Sendable (Value) -> Bool
+    ) async -> Bool {
+        if lock.withLock({ condition(value) }) { return true }
+        _ = await Sluice.wait(until: .now + timeout) { await self.suspend(until: condition) }
+        return lock.withLock { condition(value) }
+    }
+
+    /// Returns when `condition` holds, or when the calling task is cancelled.
+    private func suspend(until condition: @escaping @Sendable (Value) -> Bool) async {
+        let key: UInt64 = lock.withLock {
+            nextWaiterKey += 1
+            return nextWaiterKey
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow: Bool = lock.withLock {
+                    if condition(value) || Task.isCancelled { return true }
+                    waiters[key] = Waiter(condition: condition, continuation: continuation)
+                    return false
+                }
+                if resumeNow {
+                    continuation.resume()
+                }
+            }
+        } onCancel: {
+            let waiter = lock.withLock { waiters.removeValue(forKey: key) }
+            waiter?.continuation.resume()
+        }
     }
 }
 
 extension Locked where Value: RangeReplaceableCollection {
     func append(_ element: Value.Element) {
         withValue { $0.append(element) }
+    }
+}
+
+extension Store {
+    /// Waits until the store's state satisfies `condition`, or until `timeout` (a hang guard) passes; returns
+    /// whether it does. A subscription checks each new state: nothing polls.
+    func state(
+        timeout: Duration = hangGuard,
+        reaches condition: @escaping @Sendable (State) -> Bool
+    ) async -> Bool {
+        let reached = Locked(false)
+        let subscription = subscribe { state in
+            if condition(state) { reached.withValue { $0 = true } }
+        }
+        defer { subscription.cancel() }
+        // Subscribed first, so a change between this read and the wait is seen by the subscription.
+        if condition(state) { return true }
+        return await reached.wait(timeout: timeout) { $0 }
     }
 }
 
