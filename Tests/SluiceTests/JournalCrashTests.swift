@@ -20,7 +20,7 @@ import Darwin
             for round in 0..<20 {
                 let delay = UInt32(random.next() % 60_000)
                 let run = try KilledRun(executable: executable, arguments: [directory + "/journal", mode])
-                // It polls and sleeps: on a thread of its own, not one of the two of the cooperative pool.
+                // It blocks while it waits: on a thread of its own, not one of the two of the cooperative pool.
                 try await onThread { Result { try run.killAfterFirstAcknowledgement(plus: delay) } }.get()
                 let acknowledged = run.acknowledgedSequences()
                 #expect(!acknowledged.isEmpty, "round \(round): nothing acknowledged")

@@ -255,9 +255,9 @@ import Testing
             }
             producer.start()
             // No writer yet: the producer records `limit` actions, then waits in its next dispatch. The journal
-            // announces no recording, so this polls; the bound is three hang guards, for 65,536 dispatches under the
+            // announces no recording, so this polls; the bound is two hang guards, for 65,536 dispatches under the
             // thread sanitizer.
-            let deadline = ContinuousClock.now + hangGuard * 3
+            let deadline = ContinuousClock.now + hangGuard * 2
             while journal.lastSequence < UInt64(limit) && ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(1))
             }
@@ -267,7 +267,7 @@ import Testing
             // lock held, and a read of the state waits for the writer too.
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await journal.run() }
-                _ = await finished.wait(timeout: hangGuard * 3) { $0 }
+                _ = await finished.wait(timeout: hangGuard * 2) { $0 }
                 try await journal.durable(through: UInt64(limit + 1))
                 group.cancelAll()
             }

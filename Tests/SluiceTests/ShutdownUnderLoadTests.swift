@@ -233,7 +233,8 @@ import Testing
             async let calls = withTaskGroup(of: (ShutdownReport, [Int]).self) { group in
                 for _ in 0..<3 {
                     group.addTask {
-                        let report = await store.shutdown(timeout: hangGuard)
+                        // Longer than the wait for the flush below, which shutdown must outlast.
+                        let report = await store.shutdown(timeout: hangGuard * 2)
                         return (report, throttled.current)
                     }
                 }

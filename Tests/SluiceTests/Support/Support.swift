@@ -6,10 +6,10 @@ import Sluice
 /// Waits end as soon as their condition holds, so this bound costs nothing when the code works; it only decides how
 /// long a regression takes to fail. It leaves room for a slow, loaded 2-core machine under the thread sanitizer,
 /// where the suites' tasks share two threads of the cooperative pool.
-let hangGuard: Duration = .seconds(20)
+let hangGuard: Duration = .seconds(30)
 
 /// ``hangGuard`` in seconds, for `DispatchSemaphore.wait(timeout:)` and `DispatchTime`.
-let hangGuardSeconds: Double = 20
+let hangGuardSeconds: Double = 30
 
 /// A value shared between threads in tests, guarded by Sluice's own lock; a test can await a condition on it.
 final class Locked<Value>: @unchecked Sendable {
