@@ -134,9 +134,9 @@ import Testing
 
         /// Frees the queue, waits until `count` runs happened (or the hang guard passed), then until the queue has
         /// done everything that was queued on it by then.
-        func release(expecting count: Int) async -> [Int] {
+        func release(expecting count: Int) -> [Int] {
             gate.signal()
-            _ = await runs.wait { $0.count >= count }
+            _ = runs.waitBlocking { $0.count >= count }
             queue.sync {}
             queue.sync {}
             return runs.current
@@ -151,36 +151,36 @@ import Testing
         }
     }
 
-    @Test func throttleWithoutLatest() async {
+    @Test func throttleWithoutLatest() {
         let busy = BusyQueue { Middlewares.throttle(.milliseconds(20), on: $0, $1) }
         let start = DispatchTime.now()
         busy.store.dispatch(.add(1))
         busy.store.dispatch(.add(2))
         wait(until: start + .milliseconds(25))
         busy.store.dispatch(.add(3))
-        #expect(await busy.release(expecting: 2) == [1, 3])
+        #expect(busy.release(expecting: 2) == [1, 3])
     }
 
-    @Test func throttleLatestRunsOwedTrailingRunBeforeNewerAction() async {
+    @Test func throttleLatestRunsOwedTrailingRunBeforeNewerAction() {
         let busy = BusyQueue { Middlewares.throttle(.milliseconds(20), latest: true, on: $0, $1) }
         let start = DispatchTime.now()
         busy.store.dispatch(.add(1))
         busy.store.dispatch(.add(2))  // trails at +20, but the queue is busy
         wait(until: start + .milliseconds(45))  // the window that 2 opens, [20, 40), has ended too
         busy.store.dispatch(.add(3))
-        #expect(await busy.release(expecting: 3) == [1, 2, 3])
+        #expect(busy.release(expecting: 3) == [1, 2, 3])
     }
 
-    @Test func debounceRunsOnceWithTheLastAction() async {
+    @Test func debounceRunsOnceWithTheLastAction() {
         let busy = BusyQueue { Middlewares.debounce(.milliseconds(10), on: $0, $1) }
         busy.store.dispatch(.add(1))
         wait(until: .now() + .milliseconds(15))  // the run of 1 is due; the queue is busy
         busy.store.dispatch(.add(2))
         wait(until: .now() + .milliseconds(15))  // the run of 2 is due too
-        #expect(await busy.release(expecting: 1) == [2])
+        #expect(busy.release(expecting: 1) == [2])
     }
 
-    @Test func delayRunsInOrder() async {
+    @Test func delayRunsInOrder() {
         let busy = BusyQueue { Middlewares.delay(.milliseconds(10), on: $0, $1) }
         busy.store.dispatch(.add(1))
         wait(until: .now() + .milliseconds(5))
@@ -188,12 +188,12 @@ import Testing
         wait(until: .now() + .milliseconds(5))
         busy.store.dispatch(.add(3))
         wait(until: .now() + .milliseconds(15))
-        #expect(await busy.release(expecting: 3) == [1, 2, 3])
+        #expect(busy.release(expecting: 3) == [1, 2, 3])
     }
 
     /// A trailing run is slow; the next action, which finds the window ended, waits for it instead of running
     /// alongside it on the dispatching thread.
-    @Test func throttleRunsNeverOverlap() async {
+    @Test func throttleRunsNeverOverlap() {
         let events = Locked<[String]>([])
         let slowRun = DispatchSemaphore(value: 0)
         let onQueue = DispatchSpecificKey<Bool>()
@@ -210,11 +210,11 @@ import Testing
         let start = DispatchTime.now()
         busy.store.dispatch(.add(1))
         busy.store.dispatch(.add(2))  // trails at +20, on the queue, and opens [20, 40)
-        #expect(await events.wait { $0.contains("start 2") })
+        #expect(events.waitBlocking { $0.contains("start 2") })
         wait(until: start + .milliseconds(45))
         busy.store.dispatch(.add(3))  // the window has ended, but the run of 2 is in progress
         slowRun.signal()
-        #expect(await busy.release(expecting: 3) == [1, 2, 3])
+        #expect(busy.release(expecting: 3) == [1, 2, 3])
         #expect(events.current == ["start 1", "end 1", "start 2", "end 2", "start 3", "end 3"])
     }
 }

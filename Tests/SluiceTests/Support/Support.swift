@@ -11,12 +11,12 @@ let hangGuard: Duration = .seconds(30)
 /// ``hangGuard`` in seconds, for `DispatchSemaphore.wait(timeout:)` and `DispatchTime`.
 let hangGuardSeconds: Double = 30
 
-/// A value shared between threads in tests, guarded by Sluice's own lock; a test can await a condition on it.
+/// A value shared between threads in tests, guarded by Sluice's own lock; a test can wait for a condition on it.
 final class Locked<Value>: @unchecked Sendable {
     // @unchecked: `value`, `waiters` and `nextWaiterKey` are guarded by `lock`.
     private struct Waiter {
         let condition: (Value) -> Bool
-        let continuation: CheckedContinuation<Void, Never>
+        let resume: () -> Void
     }
 
     private let lock = Lock()
@@ -30,14 +30,14 @@ final class Locked<Value>: @unchecked Sendable {
 
     /// Runs `body` on the value under the lock, then resumes the waits whose condition now holds.
     func withValue<T>(_ body: (inout Value) -> T) -> T {
-        let (result, ready): (T, [CheckedContinuation<Void, Never>]) = lock.withLock {
+        let (result, ready): (T, [Waiter]) = lock.withLock {
             let result = body(&value)
             if waiters.isEmpty { return (result, []) }
             let keys = waiters.filter { $0.value.condition(value) }.map(\.key)
-            return (result, keys.compactMap { waiters.removeValue(forKey: $0)?.continuation })
+            return (result, keys.compactMap { waiters.removeValue(forKey: $0) })
         }
-        for continuation in ready {
-            continuation.resume()
+        for waiter in ready {
+            waiter.resume()
         }
         return result
     }
@@ -48,35 +48,50 @@ final class Locked<Value>: @unchecked Sendable {
 
     /// Waits until `condition` holds for the value, or until `timeout` (a hang guard) passes; returns whether it
     /// holds. Every change through ``withValue(_:)`` checks the condition: nothing polls.
+    ///
+    /// A Dispatch timer ends the wait at the timeout, so the waiting task is resumed once, by whichever comes
+    /// first: on a cooperative pool that a test under load keeps busy, each resumption can wait long for a thread.
     func wait(
         timeout: Duration = hangGuard,
         until condition: @escaping @Sendable (Value) -> Bool
     ) async -> Bool {
-        if lock.withLock({ condition(value) }) { return true }
-        _ = await Sluice.wait(until: .now + timeout) { await self.suspend(until: condition) }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            register(condition, timeout: timeout) { continuation.resume() }
+        }
         return lock.withLock { condition(value) }
     }
 
-    /// Returns when `condition` holds, or when the calling task is cancelled.
-    private func suspend(until condition: @escaping @Sendable (Value) -> Bool) async {
-        let key: UInt64 = lock.withLock {
+    /// ``wait(timeout:until:)`` that blocks the calling thread; for a test that runs on a thread of its own, or
+    /// that waits for work on a queue (not on the cooperative pool).
+    func waitBlocking(
+        timeout: Duration = hangGuard,
+        until condition: @escaping @Sendable (Value) -> Bool
+    ) -> Bool {
+        let semaphore = DispatchSemaphore(value: 0)
+        register(condition, timeout: timeout) { semaphore.signal() }
+        semaphore.wait()
+        return lock.withLock { condition(value) }
+    }
+
+    /// Calls `resume` once: when `condition` holds (now or after a change), or at `timeout`, whichever removes the
+    /// waiter from `waiters` first.
+    private func register(
+        _ condition: @escaping @Sendable (Value) -> Bool,
+        timeout: Duration,
+        resume: @escaping @Sendable () -> Void
+    ) {
+        let key: UInt64? = lock.withLock {
+            if condition(value) { return nil }
             nextWaiterKey += 1
+            waiters[nextWaiterKey] = Waiter(condition: condition, resume: resume)
             return nextWaiterKey
         }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let resumeNow: Bool = lock.withLock {
-                    if condition(value) || Task.isCancelled { return true }
-                    waiters[key] = Waiter(condition: condition, continuation: continuation)
-                    return false
-                }
-                if resumeNow {
-                    continuation.resume()
-                }
-            }
-        } onCancel: {
-            let waiter = lock.withLock { waiters.removeValue(forKey: key) }
-            waiter?.continuation.resume()
+        guard let key else { return resume() }
+        let (seconds, attoseconds) = timeout.components
+        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) {
+            let waiter = self.lock.withLock { self.waiters.removeValue(forKey: key) }
+            waiter?.resume()
         }
     }
 }
