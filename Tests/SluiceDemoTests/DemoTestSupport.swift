@@ -5,12 +5,21 @@ import SluiceDemoKit
 /// How long a demo test waits for the demo (a run, a process, a lookup) before it fails: a hang guard, not a pause.
 ///
 /// The waits end as soon as what they wait for happens. Longer than the library's tests' guard: a demo run is
-/// thousands of orders through a journal, and on a slow, loaded 2-core machine under the thread sanitizer it shares
-/// the cooperative pool with every other suite.
-let demoHangGuard: Duration = .seconds(60)
+/// thousands of orders through a journal, and on a slow, loaded 2-core machine it shares the cooperative pool with
+/// every other suite; three times longer under the thread sanitizer, which slows every thread several times over.
+let demoHangGuard: Duration = isThreadSanitized ? .seconds(180) : .seconds(60)
 
 /// ``demoHangGuard`` in seconds, for `DispatchSemaphore.wait(timeout:)`.
-let demoHangGuardSeconds: Double = 60
+let demoHangGuardSeconds = Double(demoHangGuard.components.seconds)
+
+/// Whether this process runs under the thread sanitizer (its runtime is linked in).
+let isThreadSanitized: Bool = {
+    #if canImport(Darwin)
+    dlsym(UnsafeMutableRawPointer(bitPattern: -2), "__tsan_init") != nil
+    #else
+    dlsym(nil, "__tsan_init") != nil
+    #endif
+}()
 
 /// Runs the scenario on a thread of its own: it blocks its calling thread while it waits for the producers and the
 /// trailing effects, and must not hold a thread of the cooperative pool that its `takeLatest` task needs

@@ -4,12 +4,22 @@ import Sluice
 /// How long a test waits for something that should happen at once before it fails: a hang guard, not a pause.
 ///
 /// Waits end as soon as their condition holds, so this bound costs nothing when the code works; it only decides how
-/// long a regression takes to fail. It leaves room for a slow, loaded 2-core machine under the thread sanitizer,
-/// where the suites' tasks share two threads of the cooperative pool.
-let hangGuard: Duration = .seconds(30)
+/// long a regression takes to fail. It leaves room for a slow, loaded 2-core machine, where the suites' tasks share
+/// two threads of the cooperative pool with tests that keep them busy; under the thread sanitizer, which slows
+/// every thread several times over, it is three times longer (the suite's waits ran 40 s late there).
+let hangGuard: Duration = isThreadSanitized ? .seconds(90) : .seconds(30)
 
 /// ``hangGuard`` in seconds, for `DispatchSemaphore.wait(timeout:)` and `DispatchTime`.
-let hangGuardSeconds: Double = 30
+let hangGuardSeconds = Double(hangGuard.components.seconds)
+
+/// Whether this process runs under the thread sanitizer (its runtime is linked in).
+let isThreadSanitized: Bool = {
+    #if canImport(Darwin)
+    dlsym(UnsafeMutableRawPointer(bitPattern: -2), "__tsan_init") != nil
+    #else
+    dlsym(nil, "__tsan_init") != nil
+    #endif
+}()
 
 /// A value shared between threads in tests, guarded by Sluice's own lock; a test can wait for a condition on it.
 final class Locked<Value>: @unchecked Sendable {
