@@ -129,6 +129,8 @@ final class DemoProcess: Sendable {
     /// The complete lines on standard output so far (one per acknowledgement while the demo runs with `--quiet`).
     private let outputLines = Collected<Int>()
     private let drained = DispatchGroup()
+    /// Signalled when output arrives and when the demo exits: the waits below wake on it, and look again.
+    private let changed = DispatchSemaphore(value: 0)
 
     /// The `sluice-demo` executable in the build folder of the test bundle (the test target depends on it).
     static func executable() throws -> String {
@@ -151,34 +153,36 @@ final class DemoProcess: Sendable {
         let errors = Pipe()
         process.standardOutput = output
         process.standardError = errors
+        process.terminationHandler = { [changed] _ in changed.signal() }
         try process.run()
         for (pipe, bytes, lines) in [(output, outputBytes, outputLines), (errors, errorBytes, nil)] {
             let reading = pipe.fileHandleForReading
             drained.enter()
-            Thread.detachNewThread { [drained] in
+            Thread.detachNewThread { [drained, changed] in
                 while true {
                     let data = reading.availableData
                     if data.isEmpty { break }
                     bytes.append(contentsOf: Array(data))
                     lines?.append(contentsOf: [data.reduce(0) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }])
+                    changed.signal()
                 }
                 drained.leave()
             }
         }
     }
 
-    /// Waits (at most two minutes) until the demo printed `count` acknowledgements, then kills it with SIGKILL
-    /// when `thenKill` is set (from the polling thread, so that the kill follows the count closely); the demo is
+    /// Waits (at most ``demoHangGuard``) until the demo printed `count` acknowledgements, then kills it with SIGKILL
+    /// when `thenKill` is set (from the waiting thread, so that the kill follows the count closely); the demo is
     /// killed too if the time runs out first. Returns whether the count was reached; `false` when the demo exited 0
     /// before (it had finished its orders).
     ///
-    /// Polls on a thread of its own: a blocked thread of the cooperative pool (two on two cores) would starve the
-    /// other suites' async tests, and a `Task.sleep` poll on a busy pool wakes too late to kill the demo close to
-    /// the count.
+    /// Waits on a thread of its own, woken by each read of output and by the demo's exit: a blocked thread of the
+    /// cooperative pool (two on two cores) would starve the other suites' async tests, and a task on a busy pool
+    /// wakes too late to kill the demo close to the count.
     @discardableResult
     func waitForAcknowledgements(_ count: Int, thenKill: Bool = false) async throws -> Bool {
         try await offThePool { [self] in
-            let deadline = ContinuousClock.now + .seconds(120)
+            let deadline = DispatchTime.now() + demoHangGuardSeconds
             // Counted as they arrive, so that the kill follows the count closely.
             while outputLines.values.reduce(0, +) < count {
                 guard process.isRunning else {
@@ -191,14 +195,13 @@ final class DemoProcess: Sendable {
                             + "of \(count) acknowledgements; \(errorOutput)"
                     )
                 }
-                guard ContinuousClock.now < deadline else {
+                guard changed.wait(timeout: deadline) == .success else {
                     killNow()
                     throw DemoTestError(
                         description:
                             "the demo acknowledged \(acknowledgements.count) of \(count) orders; \(errorOutput)"
                     )
                 }
-                usleep(500)
             }
             if thenKill { killNow() }
             return true
@@ -214,17 +217,16 @@ final class DemoProcess: Sendable {
         _ = drained.wait(timeout: .now() + 30)
     }
 
-    /// Waits (at most five minutes) for the demo to exit, and returns its exit status; on a thread of its own, as
-    /// ``waitForAcknowledgements(_:thenKill:)`` does.
+    /// Waits (at most ``demoHangGuard``) for the demo to exit, and returns its exit status; on a thread of its own,
+    /// woken as ``waitForAcknowledgements(_:thenKill:)`` is.
     func waitForExit() async throws -> Int32 {
         try await offThePool { [self] in
-            let deadline = ContinuousClock.now + .seconds(300)
+            let deadline = DispatchTime.now() + demoHangGuardSeconds
             while process.isRunning {
-                guard ContinuousClock.now < deadline else {
+                guard changed.wait(timeout: deadline) == .success else {
                     killNow()
-                    throw DemoTestError(description: "the demo did not exit within five minutes")
+                    throw DemoTestError(description: "the demo did not exit within \(demoHangGuard)")
                 }
-                usleep(2_000)
             }
             process.waitUntilExit()
             _ = drained.wait(timeout: .now() + 30)

@@ -2,14 +2,32 @@ import Foundation
 import Sluice
 import SluiceDemoKit
 
+/// How long a demo test waits for the demo (a run, a process, a lookup) before it fails: a hang guard, not a pause.
+///
+/// The waits end as soon as what they wait for happens. Longer than the library's tests' guard: a demo run is
+/// thousands of orders through a journal, and on a slow, loaded 2-core machine it shares the cooperative pool with
+/// every other suite; three times longer under the thread sanitizer, which slows every thread several times over.
+let demoHangGuard: Duration = isThreadSanitized ? .seconds(180) : .seconds(60)
+
+/// ``demoHangGuard`` in seconds, for `DispatchSemaphore.wait(timeout:)`.
+let demoHangGuardSeconds = Double(demoHangGuard.components.seconds)
+
+/// Whether this process runs under the thread sanitizer (its runtime is linked in).
+let isThreadSanitized: Bool = {
+    #if canImport(Darwin)
+    dlsym(UnsafeMutableRawPointer(bitPattern: -2), "__tsan_init") != nil
+    #else
+    dlsym(nil, "__tsan_init") != nil
+    #endif
+}()
+
 /// Runs the scenario on a thread of its own: it blocks its calling thread while it waits for the producers and the
 /// trailing effects, and must not hold a thread of the cooperative pool that its `takeLatest` task needs
 /// (`sluice-demo` runs it from the main thread).
 ///
-/// The run waits up to ten minutes (not the command line's minute) for the last quote lookup: its task needs a
-/// thread of the test process's cooperative pool, two threads on two cores shared with every other suite, and on
-/// CI's slower machine it waited more than a minute for one (the check "latest quote wins" then failed with no
-/// lookup completed). It returns as soon as the result is in.
+/// The run waits up to ``demoHangGuard`` for the last quote lookup: its task needs a thread of the test process's
+/// cooperative pool, two threads on two cores shared with every other suite. It returns as soon as the result is
+/// in.
 ///
 /// - Parameter directory: Where the JSON snapshot goes without a data directory; by default a new temporary
 ///   folder, removed afterwards.
@@ -20,7 +38,7 @@ func runDemoOffThePool(
     acknowledge: @escaping @Sendable ([DemoAcknowledgement]) -> Void = { _ in }
 ) async throws -> DemoSummary {
     var patient = options
-    patient.settleTimeout = .seconds(600)
+    patient.settleTimeout = demoHangGuard
     let options = patient
     let snapshots =
         directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("sluice-demo-test-\(UUID())")

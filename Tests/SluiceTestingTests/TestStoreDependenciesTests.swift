@@ -102,8 +102,8 @@ private func missingMailer(while processing: String) -> String {
                 $0.items = ["tea"]
             }
             sendDidReturn.yield()
-            await store.receive(.note("live: tea"), timeout: .seconds(120)) { $0.note = "live: tea" }
-            await store.finish(timeout: .seconds(120))
+            await store.receive(.note("live: tea"), timeout: hangGuard) { $0.note = "live: tea" }
+            await store.finish(timeout: hangGuard)
         }
         #expect(recorded.map(\.message) == [missingMailer(while: "while processing add(\"tea\")")])
         #expect(recorded.map(\.line) == [line])
@@ -148,8 +148,8 @@ private func missingMailer(while processing: String) -> String {
                 $0.count = 1
                 $0.items = ["tea"]
             }
-            await store.receive(.noop, timeout: .seconds(120))
-            await store.finish(timeout: .seconds(120))
+            await store.receive(.noop, timeout: hangGuard)
+            await store.finish(timeout: hangGuard)
         }
         #expect(recorded.isEmpty)
         #expect(reads.elements == ["fake", "fake"])

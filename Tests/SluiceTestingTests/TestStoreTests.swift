@@ -77,23 +77,23 @@ func issues(_ body: () async -> Void) async -> [TestStoreIssueRecorder.Issue] {
             $0.items = ["pear"]
         }
         store.send(.save)
-        await store.receive(.saved(1), timeout: .seconds(120)) { $0.saved = 1 }
-        await store.finish(timeout: .seconds(120))
+        await store.receive(.saved(1), timeout: hangGuard) { $0.saved = 1 }
+        await store.finish(timeout: hangGuard)
     }
 
     @Test func receiveByPredicate() async {
         let store = TestStore(initialState: Cart(), reducer: cartReducer, middleware: [Middleware(saveLater)])
         store.send(.save)
-        await store.receive({ if case .saved = $0 { true } else { false } }, timeout: .seconds(120))
-        await store.finish(timeout: .seconds(120))
+        await store.receive({ if case .saved = $0 { true } else { false } }, timeout: hangGuard)
+        await store.finish(timeout: hangGuard)
     }
 
     @Test func receiveFromAnEffect() async {
         let store = TestStore(initialState: Cart(), reducer: cartReducer)
         let task = store.store.start { api in api.dispatch(.note("from effect")) }
-        await store.receive(.note("from effect"), timeout: .seconds(120)) { $0.note = "from effect" }
+        await store.receive(.note("from effect"), timeout: hangGuard) { $0.note = "from effect" }
         _ = try? await task.value
-        await store.finish(timeout: .seconds(120))
+        await store.finish(timeout: hangGuard)
     }
 
     @Test func aSchedulerWithNoPendingWorkPasses() async {
@@ -429,9 +429,9 @@ func issues(_ body: () async -> Void) async -> [TestStoreIssueRecorder.Issue] {
                 exhaustivity: .off
             )
             store.send(.save)
-            await store.receive(.saved(0), timeout: .seconds(120)) { $0.saved = 0 }
+            await store.receive(.saved(0), timeout: hangGuard) { $0.saved = 0 }
             #expect(store.state.note == "saving")
-            await store.finish(timeout: .seconds(120))
+            await store.finish(timeout: hangGuard)
         }
         #expect(recorded.isEmpty)
     }

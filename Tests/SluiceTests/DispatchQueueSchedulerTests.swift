@@ -32,7 +32,7 @@ import Testing
             ]
         )
         for value in 1...5 { store.dispatch(.add(value)) }
-        #expect(await waitUntil { !runs.current.isEmpty })
+        #expect(await runs.wait { !$0.isEmpty })
         #expect(runs.current == [5])
     }
 
@@ -56,7 +56,7 @@ import Testing
             ]
         )
         for value in 1...3 { store.dispatch(.add(value)) }
-        #expect(await waitUntil { runs.current.count == 3 })
+        #expect(await runs.wait { $0.count == 3 })
         #expect(runs.current == ["1 on queue: true", "2 on queue: true", "3 on queue: true"])
     }
 

@@ -68,7 +68,7 @@ import Testing
         let gate = AsyncGate()
         // Cancelled by id: it throws CancellationError.
         let first = store.start(id: "a") { _ in
-            try await Task.sleep(for: .seconds(60))
+            try await Task.sleep(for: hangGuard)
         }
         // Cancelled, then throws an error of its own: still a cancellation.
         let second = store.start(id: "b") { api in
@@ -127,7 +127,7 @@ import Testing
             await gate.wait()
             return api.dispatch(.record("effect"))
         }
-        #expect(await waitUntil { failures.current.count == 10 })
+        #expect(await failures.wait { $0.count == 10 })
         gate.open()
         #expect(await store.tasksEnded())
         #expect(store.state.log.sorted() == ["done", "effect"])

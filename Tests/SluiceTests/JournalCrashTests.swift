@@ -20,7 +20,7 @@ import Darwin
             for round in 0..<20 {
                 let delay = UInt32(random.next() % 60_000)
                 let run = try KilledRun(executable: executable, arguments: [directory + "/journal", mode])
-                // It polls and sleeps: on a thread of its own, not one of the two of the cooperative pool.
+                // It blocks while it waits: on a thread of its own, not one of the two of the cooperative pool.
                 try await onThread { Result { try run.killAfterFirstAcknowledgement(plus: delay) } }.get()
                 let acknowledged = run.acknowledgedSequences()
                 #expect(!acknowledged.isEmpty, "round \(round): nothing acknowledged")
@@ -70,6 +70,9 @@ final class KilledRun: Sendable {
     private let process: Process
     private let output = Locked<[UInt8]>([])
     private let finished = DispatchSemaphore(value: 0)
+    /// Signalled when output arrives and when the process exits: ``killAfterFirstAcknowledgement(plus:)`` wakes on
+    /// it, and looks again.
+    private let changed = DispatchSemaphore(value: 0)
 
     init(executable: String, arguments: [String]) throws {
         process = Process()
@@ -77,32 +80,35 @@ final class KilledRun: Sendable {
         process.arguments = arguments
         let pipe = Pipe()
         process.standardOutput = pipe
+        process.terminationHandler = { [changed] _ in changed.signal() }
         try process.run()
         let reading = pipe.fileHandleForReading
         let output = output
         let finished = finished
+        let changed = changed
         let thread = Thread {
             while true {
                 let data = reading.availableData
                 if data.isEmpty { break }
                 output.withValue { $0 += data }
+                changed.signal()
             }
             finished.signal()
         }
         thread.start()
     }
 
-    /// Waits (bounded) until the process acknowledged an action, waits `microseconds` more, then kills it.
+    /// Waits (at most the hang guard) until the process acknowledged an action, lets `microseconds` of real time
+    /// pass (the moment of the kill is what the test varies), then kills it.
     func killAfterFirstAcknowledgement(plus microseconds: UInt32) throws {
-        let deadline = ContinuousClock.now + .seconds(120)
+        let deadline = DispatchTime.now() + hangGuardSeconds
         while !output.current.contains(UInt8(ascii: "\n")) {
-            guard process.isRunning, ContinuousClock.now < deadline else {
+            guard process.isRunning, changed.wait(timeout: deadline) == .success else {
                 if process.isRunning { kill(process.processIdentifier, SIGKILL) }
                 throw CrashTestError(
                     description: "the crash process acknowledged nothing (running: \(process.isRunning))"
                 )
             }
-            usleep(1000)
         }
         usleep(microseconds)
         kill(process.processIdentifier, SIGKILL)

@@ -24,7 +24,7 @@ import Testing
             let store = try ledgerStore(recoveringFrom: journal, durability: durability)
             try await withWriter(journal) {
                 try await store.dispatch(.add(1), durableIn: journal)
-                _ = await store.shutdown(timeout: .seconds(30))
+                _ = await store.shutdown(timeout: hangGuard)
                 await #expect(throws: JournalError.refused) { try await store.dispatch(.add(2), durableIn: journal) }
                 await #expect(throws: JournalError.refused) { try await store.send(.add(3), durableIn: journal) }
             }
@@ -206,9 +206,9 @@ private let values = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3]
 
 /// Polls `condition` until it holds, as a hang guard for what has no event to await (a task that started waiting).
 private func waitUntil(_ condition: () -> Bool) async throws {
-    let deadline = ContinuousClock.now + .seconds(60)
+    let deadline = ContinuousClock.now + hangGuard
     while !condition() {
-        try #require(ContinuousClock.now < deadline, "the condition did not hold within 60 s")
+        try #require(ContinuousClock.now < deadline, "the condition did not hold within \(hangGuard)")
         try await Task.sleep(for: .milliseconds(1))
     }
 }

@@ -272,8 +272,10 @@ import Testing
                 finished.withValue { $0 = true }
             }
             producer.start()
-            // No writer yet: the producer records `limit` actions, then waits in its next dispatch.
-            let deadline = ContinuousClock.now + .seconds(180)
+            // No writer yet: the producer records `limit` actions, then waits in its next dispatch. The journal
+            // announces no recording, so this polls; the bound is two hang guards, for 65,536 dispatches under the
+            // thread sanitizer.
+            let deadline = ContinuousClock.now + hangGuard * 2
             while journal.lastSequence < UInt64(limit) && ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(1))
             }
@@ -283,9 +285,7 @@ import Testing
             // lock held, and a read of the state waits for the writer too.
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await journal.run() }
-                while !finished.current && ContinuousClock.now < deadline {
-                    try await Task.sleep(for: .milliseconds(1))
-                }
+                _ = await finished.wait(timeout: hangGuard * 2) { $0 }
                 try await journal.durable(through: UInt64(limit + 1))
                 group.cancelAll()
             }

@@ -106,7 +106,8 @@ import Testing
         try await blocked.dispatchOnAnotherThreadAndWaitInLine("T1")
         blocked.unblock()
         try await blocked.waitUntilLogged(2)
-        try await poll("two records") { records.current.count == 2 && lines.current.count == 2 }
+        #expect(await records.wait { $0.count == 2 })
+        #expect(await lines.wait { $0.count == 2 })
         let byName = Dictionary(uniqueKeysWithValues: records.current.map { ("\($0.action)", $0) })
         let block = try #require(byName[#"record("block")"#])
         let waiting = try #require(byName[#"record("T1")"#])

@@ -73,9 +73,9 @@ import Testing
         store.dispatch(.add(1))
         await checked.wait()  // run 1 has checked `Task.isCancelled` and found it current
         store.dispatch(.add(2))  // supersedes run 1
-        #expect(await waitUntil { answers.current == ["2: true"] })
+        #expect(await answers.wait { $0 == ["2: true"] })
         proceed.open()
-        #expect(await waitUntil { answers.current.count == 2 })
+        #expect(await answers.wait { $0.count == 2 })
         #expect(answers.current == ["2: true", "1: false"])
         #expect(store.state.count == 1 + 2 + 200)
     }
@@ -118,9 +118,10 @@ import Testing
         Thread { store.dispatch(.record("block")) }.start()
         await onThread { entered.wait() }
         proceed.open()  // run 1 is current: it dispatches its result, which waits for the blocked owner
+        // No event announces a dispatch or send joining the line: polled.
         #expect(await waitUntil { store.core.lock.withLock { store.core.waiters } == 1 })
         release.signal()
-        #expect(await waitUntil { answers.current.count == 2 })
+        #expect(await answers.wait { $0.count == 2 })
         #expect(answers.current.sorted() == ["1: false", "2: true"])
         #expect(store.state == TestState(count: 1 + 2 + 200, log: ["block"]))
     }
@@ -152,7 +153,8 @@ import Testing
         }
         let total = threads * requestsPerThread
         // Every request started one run (results start runs too, which return at once).
-        #expect(await waitUntil { finished.current == total + store.state.count })
+        #expect(await store.tasksEnded())
+        #expect(finished.current == total + store.state.count)
         #expect(store.state.count == accepted.current)
         #expect(accepted.current + refused.current <= total)
         #expect(accepted.current >= 1)  // the last run is never superseded

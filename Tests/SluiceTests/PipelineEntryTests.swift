@@ -269,21 +269,33 @@ import Testing
                 }
             ]
         )
-        let owner = Thread { store.dispatch(.record("block")) }
+        let returned = DispatchSemaphore(value: 0)
+        let owner = Thread {
+            store.dispatch(.record("block"))
+            returned.signal()
+        }
         owner.start()
         entered.wait()
         // The owner took the pipeline on the fast path: the word is its thread, without the state machine's bit.
         #expect(store.core.entryWord.value & PipelineEntry.slow == 0)
         #expect(store.core.entryWord.value != 0)
-        let waiter = Thread { store.dispatch(.record("waiter")) }
+        let waiter = Thread {
+            store.dispatch(.record("waiter"))
+            returned.signal()
+        }
         waiter.start()
+        // No event announces a thread joining the line: polled.
         #expect(await waitUntil { store.core.lock.withLock { store.core.waiters } == 1 })
         // The waiter put the state machine in charge: the owner's release must go through it.
         #expect(store.core.entryWord.value & PipelineEntry.slow != 0)
         release.signal()
-        #expect(await waitUntil { store.state.log.count == 2 })
+        // Both dispatches returned, so the pipeline was given up.
+        let bothReturned = await onThread {
+            (0..<2).allSatisfy { _ in returned.wait(timeout: .now() + hangGuardSeconds) == .success }
+        }
+        #expect(bothReturned)
         #expect(store.state.log == ["block", "waiter"])
-        #expect(await waitUntil { store.core.entryWord.value == 0 })
+        #expect(store.core.entryWord.value == 0)
         let statistics = store.statistics
         #expect(statistics.waits == 1)
         #expect(statistics.blockedWaits == 1)
@@ -296,7 +308,7 @@ import Testing
             middleware: [tap { _, _ in true }]
         )
         store.dispatch(.increment)
-        _ = await store.shutdown(timeout: .seconds(60))
+        _ = await store.shutdown(timeout: hangGuard)
         await onThread {
             runOnThreadsBlocking(4) { _ in
                 for _ in 0..<100 {

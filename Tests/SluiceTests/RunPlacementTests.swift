@@ -87,7 +87,7 @@ import Testing
             dispatchingThread.withValue { $0 = currentThread() }
             store.dispatch(.increment)
         }
-        #expect(await waitUntil { runThreads.current.count == 1 })
+        #expect(await runThreads.wait { $0.count == 1 })
         #expect(runThreads.current.first != dispatchingThread.current)
     }
 }

@@ -1,8 +1,9 @@
 import Dispatch
 import Foundation
-import Sluice
 import SluiceTesting
 import Testing
+
+@testable import Sluice
 
 /// `store.shutdown(timeout:)`: refuses new actions, runs owed runs now, awaits running tasks up to the timeout,
 /// then cancels what is left. The rules on virtual time where time matters to the modifiers; the waiting on real
@@ -22,7 +23,7 @@ import Testing
             savingAPI(into: apiBox)
         ])
         store.dispatch(.increment)
-        let report = await store.shutdown(timeout: .seconds(60))
+        let report = await store.shutdown(timeout: hangGuard)
         store.dispatch(.increment)
         #expect(apiBox.current?.dispatch(.increment) == false)
         #expect(store.state.count == 1)
@@ -39,8 +40,8 @@ import Testing
         let plain = store()
         await withMiddleware.send(.increment)
         await plain.send(.increment)
-        _ = await withMiddleware.shutdown(timeout: .seconds(60))
-        _ = await plain.shutdown(timeout: .seconds(60))
+        _ = await withMiddleware.shutdown(timeout: hangGuard)
+        _ = await plain.shutdown(timeout: hangGuard)
         #expect(await withMiddleware.send(.increment).isAccepted == false)
         #expect(await apiBox.current?.send(.increment).isAccepted == false)
         #expect(await withMiddleware.scope(\.count).send(.increment).isAccepted == false)
@@ -61,14 +62,9 @@ import Testing
             await gate.wait()
             answers.append(api.dispatch(.increment))
         }
-        async let report = store.shutdown(timeout: .seconds(60))
-        // Probe until shutdown refuses (a `.noop` accepted before that changes nothing).
-        #expect(
-            await waitUntil {
-                store.dispatch(.noop)
-                return store.statistics.refusedDispatches == 1
-            }
-        )
+        async let report = store.shutdown(timeout: hangGuard)
+        #expect(await refusing(store))
+        #expect(store.dispatch(.noop) == false)
         gate.open()
         let finished = await report
         #expect(answers.current == [false])
@@ -98,7 +94,7 @@ import Testing
                 finished.open()
             }
             await started.wait()
-            let report = await store.shutdown(timeout: .seconds(60))
+            let report = await store.shutdown(timeout: hangGuard)
             await finished.wait()
             #expect(store.state.count == accepted.current)
             #expect(accepted.current + store.statistics.refusedDispatches == 4 * 500)
@@ -114,7 +110,7 @@ import Testing
             harness.store.dispatch(.add(value))
         }
         #expect(harness.recorded == runs([(1, 0)]))
-        let report = await harness.store.shutdown(timeout: .seconds(60))
+        let report = await harness.store.shutdown(timeout: hangGuard)
         #expect(harness.recorded == runs([(1, 0), (5, 0)]))
         #expect(report.flushedRuns == 1)
         #expect(harness.scheduler.pendingWorkCount == 0)
@@ -125,7 +121,7 @@ import Testing
     @Test func thePendingDebounceRunRunsNow() async {
         let harness = EffectHarness { Middlewares.debounce(.seconds(1), maxWait: .seconds(5), on: $0, $1) }
         harness.play([0, 10, 20], flush: 0)
-        let report = await harness.store.shutdown(timeout: .seconds(60))
+        let report = await harness.store.shutdown(timeout: hangGuard)
         #expect(harness.recorded == runs([(20, 20)]))
         #expect(report.flushedRuns == 1)
     }
@@ -133,7 +129,7 @@ import Testing
     @Test func pendingDelayRunsRunNowInOrder() async {
         let harness = EffectHarness { Middlewares.delay(.seconds(1), on: $0, $1) }
         harness.play([0, 10, 20], flush: 0)
-        let report = await harness.store.shutdown(timeout: .seconds(60))
+        let report = await harness.store.shutdown(timeout: hangGuard)
         #expect(harness.recorded == runs([(0, 20), (10, 20), (20, 20)]))
         #expect(report.flushedRuns == 3)
     }
@@ -142,7 +138,7 @@ import Testing
         let harness = EffectHarness { Middlewares.throttle(.seconds(1), runs: .onScheduler, on: $0, $1) }
         harness.store.dispatch(.add(1))
         #expect(harness.recorded.isEmpty)
-        _ = await harness.store.shutdown(timeout: .seconds(60))
+        _ = await harness.store.shutdown(timeout: hangGuard)
         #expect(harness.recorded == runs([(1, 0)]))
         harness.scheduler.advance(by: .seconds(1))  // the handed-off drain finds nothing left
         #expect(harness.recorded == runs([(1, 0)]))
@@ -177,25 +173,31 @@ import Testing
         for value in 1...100 {
             store.dispatch(.add(value))
         }
-        let report = await store.shutdown(timeout: .seconds(60))
+        let report = await store.shutdown(timeout: hangGuard)
         #expect(written.current == [100])
         #expect(report.flushedRuns == 1)
     }
 
     @Test func anAsyncEffectStartedByAnOwedRunIsAwaited() async {
         let finished = Locked(0)
+        let started = AsyncGate()
+        let release = AsyncGate()
         let harness = EffectHarness { scheduler, _ in
             Middlewares.debounce(
                 .seconds(1),
                 on: scheduler,
                 SideEffect<TestState, TestAction> { _, _ in
-                    try? await Task.sleep(for: .milliseconds(10))
+                    started.open()
+                    await release.wait()
                     finished.withValue { $0 += 1 }
                 }
             )
         }
         harness.store.dispatch(.increment)
-        let report = await harness.store.shutdown(timeout: .seconds(60))
+        async let shutdown = harness.store.shutdown(timeout: hangGuard)
+        await started.wait()  // the owed run started the effect, and shutdown waits for it
+        release.open()
+        let report = await shutdown
         #expect(finished.current == 1)
         #expect(report.flushedRuns == 1)
         #expect(report.finishedTasks == 1)
@@ -206,10 +208,11 @@ import Testing
 
     @Test func effectsThatFinishInTimeAreAwaited() async {
         let finished = Locked(0)
+        let release = AsyncGate()
         let store = store([
             Middleware(
                 SideEffect<TestState, TestAction> { _, _ in
-                    try? await Task.sleep(for: .milliseconds(20))
+                    await release.wait()
                     finished.withValue { $0 += 1 }
                 }
             )
@@ -217,15 +220,18 @@ import Testing
         store.dispatch(.increment)
         store.dispatch(.increment)
         store.start { _ in
-            try await Task.sleep(for: .milliseconds(30))
+            await release.wait()
             finished.withValue { $0 += 1 }
         }
         let clock = ContinuousClock()
         let start = clock.now
-        // The bounds are wide: the suite's other tests share the two threads of the cooperative pool with these
-        // tasks, and under load (CI, the thread sanitizer) they run late.
-        let report = await store.shutdown(timeout: .seconds(300))
-        #expect(clock.now - start < .seconds(200))  // returned when the work was done, not at the timeout
+        let timeout = hangGuard * 2
+        async let shutdown = store.shutdown(timeout: timeout)
+        #expect(await refusing(store))
+        release.open()  // the work ends while shutdown waits for it
+        let report = await shutdown
+        // Returned when the work was done: a shutdown that waited for its timeout returns after it.
+        #expect(clock.now - start < timeout)
         #expect(finished.current == 3)
         #expect(report == ShutdownReport(flushedRuns: 0, finishedTasks: 3, cancelledTasks: 0, refusedDispatches: 0))
     }
@@ -252,7 +258,7 @@ import Testing
         #expect(report.finishedTasks == 0)
         release.open()
         #expect(try await effect.value == true)
-        #expect(await waitUntil { sawCancellation.current.count == 2 })
+        #expect(await sawCancellation.wait { $0.count == 2 })
         #expect(sawCancellation.current == [true, true])
     }
 
@@ -260,18 +266,13 @@ import Testing
         let release = AsyncGate()
         let store = store()
         store.start { _ in await release.wait() }  // ignores cancellation
-        let caller = Task { await store.shutdown(timeout: .seconds(300)) }
-        #expect(
-            await waitUntil {
-                store.dispatch(.noop)
-                return store.statistics.refusedDispatches > 0
-            }
-        )
+        let caller = Task { await store.shutdown(timeout: hangGuard * 2) }
+        #expect(await refusing(store))
         caller.cancel()
         let clock = ContinuousClock()
         let start = clock.now
         let report = await caller.value
-        #expect(clock.now - start < .seconds(200))
+        #expect(clock.now - start < hangGuard)
         #expect(report.cancelledTasks == 1)
         release.open()
     }
@@ -279,7 +280,7 @@ import Testing
     @Test func effectsStartedAfterShutdownStartCancelled() async {
         let store = store()
         _ = await store.shutdown(timeout: .zero)
-        let task = store.start { _ in try await Task.sleep(for: .seconds(60)) }
+        let task = store.start { _ in try await Task.sleep(for: hangGuard) }  // returns, not throws, if not cancelled
         await #expect(throws: CancellationError.self) { try await task.value }
     }
 
@@ -292,7 +293,7 @@ import Testing
             return seen
         }
         store.dispatch(.increment)
-        _ = await store.shutdown(timeout: .seconds(60))
+        _ = await store.shutdown(timeout: hangGuard)
         let seen = await reader.value  // returns only because the stream ended
         #expect(seen <= 1)
         #expect(store.state.count == 1)  // the state stays readable
@@ -304,8 +305,8 @@ import Testing
         let harness = EffectHarness { Middlewares.throttle(.seconds(1), latest: true, on: $0, $1) }
         harness.store.dispatch(.add(1))
         harness.store.dispatch(.add(2))
-        let first = await harness.store.shutdown(timeout: .seconds(60))
-        let second = await harness.store.shutdown(timeout: .seconds(60))
+        let first = await harness.store.shutdown(timeout: hangGuard)
+        let second = await harness.store.shutdown(timeout: hangGuard)
         #expect(first == second)
         #expect(harness.recorded == runs([(1, 0), (2, 0)]))
     }
@@ -317,7 +318,7 @@ import Testing
             harness.store.dispatch(.add(2))
             let reports = await withTaskGroup(of: ShutdownReport.self) { group in
                 for _ in 0..<8 {
-                    group.addTask { await harness.store.shutdown(timeout: .seconds(60)) }
+                    group.addTask { await harness.store.shutdown(timeout: hangGuard) }
                 }
                 return await group.reduce(into: []) { $0.append($1) }
             }
@@ -336,13 +337,13 @@ import Testing
         let start = clock.now
         let inside = store.start { _ in
             Task {
-                try? await Task.sleep(for: .milliseconds(20))
-                other.open()
+                _ = await refusing(store)
+                other.open()  // the other effect ends while shutdown waits for it
             }
-            return await store.shutdown(timeout: .seconds(300))
+            return await store.shutdown(timeout: hangGuard * 2)
         }
         let report = try? await inside.value
-        #expect(clock.now - start < .seconds(200))
+        #expect(clock.now - start < hangGuard * 2)  // a shutdown that waited for its caller returns after its timeout
         #expect(report == ShutdownReport(flushedRuns: 0, finishedTasks: 1, cancelledTasks: 0, refusedDispatches: 0))
     }
 
@@ -355,25 +356,34 @@ import Testing
                 // The dispatch of `.add(2)` is still in progress (its throttle run comes after the subscribers):
                 // shutdown waits for it, so the owed run of 2 is not lost.
                 Task {
-                    let report = await store.shutdown(timeout: .seconds(60))
+                    let report = await store.shutdown(timeout: hangGuard)
                     reportBox.withValue { $0 = report }
                 }
             }
         }
-        // Holds the dispatching thread after the first subscriber, so that the shutdown task surely starts while
-        // the dispatch of `.add(2)` is in progress.
+        // Holds the dispatching thread after the first subscriber until the shutdown task began, so that it surely
+        // begins while the dispatch of `.add(2)` is in progress. No event announces that shutdown began: the
+        // thread (not a task of the pool) checks every 0.1 ms, for at most the hang guard.
         let slow = store.subscribe { state in
-            if state.count == 3 { usleep(50_000) }
+            guard state.count == 3 else { return }
+            let deadline = ContinuousClock.now + hangGuard
+            while !store.core.isRefusingDispatches && ContinuousClock.now < deadline { usleep(100) }
         }
         // On a thread of its own, so that the task pool is free to run the shutdown task meanwhile.
         await onThread {
             store.dispatch(.add(1))
             store.dispatch(.add(2))
         }
-        #expect(await waitUntil { reportBox.current != nil })
+        #expect(await reportBox.wait { $0 != nil })
         trigger.cancel()
         slow.cancel()
         #expect(harness.recorded == runs([(1, 0), (2, 0)]))
         #expect(reportBox.current?.flushedRuns == 1)
     }
+}
+
+/// Waits until `store`'s shutdown began refusing actions; `false` after the hang guard. No event announces it, so
+/// this polls; it holds a moment after the call to `shutdown` that the test just started.
+private func refusing(_ store: Store<TestState, TestAction>) async -> Bool {
+    await waitUntil { store.core.isRefusingDispatches }
 }

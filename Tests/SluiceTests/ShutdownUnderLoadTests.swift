@@ -51,6 +51,7 @@ import Testing
             guard let value = value(of: action), value > 0, value % 7 == 0 else { return }
             log.withValue { $0.effectsStarted += 1 }
             api.start { api in
+                // Real time passing, not a wait: the effects are still running when shutdown begins.
                 try? await Task.sleep(for: .milliseconds(1))
                 api.dispatch(.add(-value))
                 log.withValue { $0.effectsFinished += 1 }
@@ -112,20 +113,24 @@ import Testing
                         for index in 1...1_000_000 {
                             let value = (sender + 5) * 10_000_000 + index
                             guard await store.send(.add(value)).isAccepted else { return }
+                            // A send that finds the store free does not suspend: without a yield, four senders
+                            // hold both threads of the pool, and the task that begins shutdown (and every other
+                            // suite's task) waits for one while the load runs on, for tens of seconds under load.
+                            if index % 32 == 0 { await Task.yield() }
                         }
                     }
                 }
             }
         }
         var failures: [String] = []
-        if !(await waitUntil { log.current.processed.count >= 100 }) {
+        if !(await log.wait { $0.processed.count >= 100 }) {
             failures.append("the load never started")
         }
         // Three shutdown calls at once; each notes what had run when it returned.
         let seenAtReturn = await withTaskGroup(of: Log.self) { group in
             for _ in 0..<3 {
                 group.addTask {
-                    _ = await store.shutdown(timeout: .seconds(60))
+                    _ = await store.shutdown(timeout: hangGuard)
                     return log.current
                 }
             }
@@ -234,7 +239,8 @@ import Testing
             async let calls = withTaskGroup(of: (ShutdownReport, [Int]).self) { group in
                 for _ in 0..<3 {
                     group.addTask {
-                        let report = await store.shutdown(timeout: .seconds(60))
+                        // Longer than the wait for the flush below, which shutdown must outlast.
+                        let report = await store.shutdown(timeout: hangGuard * 2)
                         return (report, throttled.current)
                     }
                 }
@@ -242,7 +248,7 @@ import Testing
             }
             // Shutdown's flush ran the debounce on the calling thread: the delay is flushed too, into its queue
             // thread, which is still held. Let it go on.
-            #expect(await waitUntil { debounced.current == [50] })
+            #expect(await debounced.wait { $0 == [50] })
             held.signal()
             let returned = await calls
             #expect(returned.count == 3)

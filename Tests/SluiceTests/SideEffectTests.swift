@@ -67,7 +67,7 @@ import Testing
         }
         let store = Store(initialState: TestState(), reducer: testReducer, middleware: [Middleware(effect)])
         store.dispatch(.increment)
-        #expect(await waitUntil { store.state.count == 42 })
+        #expect(await store.state { $0.count == 42 })
     }
 
     @Test func freeingTheStoreCancelsItsAsyncEffects() async {
@@ -78,7 +78,7 @@ import Testing
             middleware: [
                 Middleware(
                     SideEffect<TestState, TestAction> { _, api in
-                        while !Task.isCancelled { await Task.yield() }
+                        await waitUntilCancelled()
                         outcome.withValue { $0 = "cancelled, api cancelled: \(api.isCancelled)" }
                     }
                 )
@@ -86,7 +86,7 @@ import Testing
         )
         store?.dispatch(.increment)
         store = nil
-        #expect(await waitUntil { outcome.current != nil })
+        #expect(await outcome.wait { $0 != nil })
         #expect(outcome.current == "cancelled, api cancelled: true")
     }
 

@@ -74,7 +74,7 @@ import Testing
         try await blocked.dispatchOnAnotherThreadAndWaitInLine("T1")
         try await blocked.dispatchOnAnotherThreadAndWaitInLine("T2")
         blocked.unblock()
-        try await poll("three measurements") { measured.current.count == 3 }
+        #expect(await measured.wait { $0.count == 3 })
         let all = measured.current
         #expect(all.map(\.action) == [.record("block"), .record("T1"), .record("T2")])
         #expect(all[0].waited == .zero)

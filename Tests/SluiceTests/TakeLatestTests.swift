@@ -27,18 +27,16 @@ import Testing
         let events = Locked<[String]>([])
         let effect = Middlewares.takeLatest { (action: TestAction, api: API) async in
             guard case .add(let value) = action, value < 100 else { return }
-            while !Task.isCancelled, value == 1 {
-                await Task.yield()
-            }
+            if value == 1 { await waitUntilCancelled() }
             events.append("\(value) ended, cancelled: \(Task.isCancelled)")
             api.dispatch(.add(value * 100))
         }
         let store = Store(initialState: TestState(), reducer: testReducer, middleware: [Middleware(effect)])
-        store.dispatch(.add(1))  // spins until cancelled
+        store.dispatch(.add(1))  // runs until cancelled
         store.dispatch(.add(2))  // supersedes it
-        #expect(await waitUntil { events.current.count == 2 })
+        #expect(await events.wait { $0.count == 2 })
         #expect(Set(events.current) == ["1 ended, cancelled: true", "2 ended, cancelled: false"])
-        #expect(await waitUntil { store.state.count == 1 + 2 + 200 })
+        #expect(await store.state { $0.count == 1 + 2 + 200 })
         #expect(store.state.count == 203)  // the 100 from the superseded run was dropped
     }
 

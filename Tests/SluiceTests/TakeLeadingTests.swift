@@ -21,13 +21,15 @@ import Testing
         store.dispatch(.add(1))
         store.dispatch(.add(2))
         store.dispatch(.add(3))
-        #expect(await waitUntil { started.current == [1] })
+        #expect(await started.wait { $0 == [1] })
         gate.open()
-        #expect(await waitUntil { finished.current == 1 })
+        #expect(await finished.wait { $0 == 1 })
         // The run is over once its task ended (a moment after it counted): the next action runs.
-        #expect(await waitUntil { started.current == [1] && store.teardownHandlerCount == 0 })
+        #expect(await store.tasksEnded())
+        #expect(await runEnded(store))
+        #expect(started.current == [1])
         store.dispatch(.add(4))
-        #expect(await waitUntil { finished.current == 2 })
+        #expect(await finished.wait { $0 == 2 })
         #expect(started.current == [1, 4])
         #expect(store.state.count == 1 + 2 + 3 + 4)  // the reducer saw every action
     }
@@ -55,7 +57,9 @@ import Testing
         store.dispatch(.add(1))  // its run hands the action to `delay` and ends
         store.dispatch(.add(2))  // its run is in progress
         scheduler.advance(by: .seconds(1))  // the delayed task of 1 starts, then ends, while the run of 2 runs
-        #expect(await waitUntil { started.current == [2, -1] && store.runningSideEffectTaskCount == 0 })
+        #expect(await started.wait { $0 == [2, -1] })
+        // The delayed task of 1 ended: only the run of 2's effect (waiting for the gate) still runs.
+        #expect(await waitUntil { store.runningSideEffectTaskCount == 0 })
         store.dispatch(.add(3))  // ignored: the run of 2 is still in progress
         gate.open()
         #expect(await store.tasksEnded())
@@ -78,9 +82,10 @@ import Testing
                 for _ in 0..<50 { store.dispatch(.increment) }
             }
         }
-        #expect(await waitUntil { started.current == 1 })
+        #expect(await started.wait { $0 == 1 })
         gate.open()
-        #expect(await waitUntil { store.runningEffectCount == 0 && store.teardownHandlerCount == 0 })
+        #expect(await store.tasksEnded())
+        #expect(await runEnded(store))
         #expect(started.current == 1)
         #expect(store.state.count == 400)
     }
@@ -100,7 +105,8 @@ import Testing
         store.dispatch(.add(2))  // run 1's effect is still running: ignored
         #expect(ran.current == [1])
         gate.open()
-        #expect(await waitUntil { store.runningEffectCount == 0 && store.teardownHandlerCount == 0 })
+        #expect(await store.tasksEnded())
+        #expect(await runEnded(store))
         store.dispatch(.add(3))
         #expect(ran.current == [1, 3])
     }
@@ -141,6 +147,13 @@ import Testing
         )
         store?.dispatch(.increment)
         store = nil
-        #expect(await waitUntil { cancelled.current })
+        #expect(await cancelled.wait { $0 })
     }
+}
+
+/// Whether the run of `store`'s `takeLeading` is over, once the store's tasks ended: the ledger ends the run just
+/// after it counts the run's last task as ended, so a wait on the tasks can resume a moment before the run is over.
+/// No event announces that moment; the poll holds at its first or second check.
+private func runEnded(_ store: Store<TestState, TestAction>) async -> Bool {
+    await waitUntil { store.teardownHandlerCount == 0 }
 }

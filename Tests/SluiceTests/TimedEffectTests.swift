@@ -102,7 +102,8 @@ import Testing
 /// The time modifiers on a real `DispatchQueue` that is busy when their runs fall due: the test blocks the queue
 /// with a semaphore, dispatches, lets the runs fall due, then frees the queue.
 ///
-/// Bounded: the only waits are until an instant a few milliseconds ahead, and polls with a deadline.
+/// Bounded: the only sleeps are until an instant a few milliseconds ahead (real time passing is what these tests
+/// are about); the runs are awaited, with the hang guard.
 @Suite struct BusyQueueTests {
     /// A store with one modifier on a serial queue that the test keeps busy until `release()`.
     final class BusyQueue: Sendable {
@@ -133,14 +134,11 @@ import Testing
             queue.async { gate.wait() }
         }
 
-        /// Frees the queue, waits until `count` runs happened (or 60 s passed), then until the queue has done
-        /// everything that was queued on it by then.
+        /// Frees the queue, waits until `count` runs happened (or the hang guard passed), then until the queue has
+        /// done everything that was queued on it by then.
         func release(expecting count: Int) -> [Int] {
             gate.signal()
-            let deadline = DispatchTime.now() + .seconds(60)
-            while runs.current.count < count && DispatchTime.now() < deadline {
-                Thread.sleep(forTimeInterval: 0.001)
-            }
+            _ = runs.waitBlocking { $0.count >= count }
             queue.sync {}
             queue.sync {}
             return runs.current
@@ -204,7 +202,7 @@ import Testing
         let body: @Sendable (Int) -> Void = { value in
             events.append("start \(value)")
             if value == 2 && DispatchQueue.getSpecific(key: onQueue) == true {
-                _ = slowRun.wait(timeout: .now() + .seconds(60))
+                _ = slowRun.wait(timeout: .now() + hangGuardSeconds)
             }
             events.append("end \(value)")
         }
@@ -214,10 +212,7 @@ import Testing
         let start = DispatchTime.now()
         busy.store.dispatch(.add(1))
         busy.store.dispatch(.add(2))  // trails at +20, on the queue, and opens [20, 40)
-        let started = DispatchTime.now() + .seconds(60)
-        while !events.current.contains("start 2") && DispatchTime.now() < started {
-            Thread.sleep(forTimeInterval: 0.001)
-        }
+        #expect(events.waitBlocking { $0.contains("start 2") })
         wait(until: start + .milliseconds(45))
         busy.store.dispatch(.add(3))  // the window has ended, but the run of 2 is in progress
         slowRun.signal()

@@ -9,6 +9,7 @@ final class BlockedStore: Sendable {
     let store: Store<TestState, TestAction>
     private let entered = DispatchSemaphore(value: 0)
     private let release = DispatchSemaphore(value: 0)
+    private let blockerReturned = DispatchSemaphore(value: 0)
 
     init(
         middleware: Middleware<TestState, TestAction>? = nil,
@@ -42,8 +43,19 @@ final class BlockedStore: Sendable {
     /// Dispatches `.record("block")` on a new thread, and returns once that thread is blocked inside the work.
     func blockOnAnotherThread() {
         let store = self.store
-        Thread { store.dispatch(.record("block")) }.start()
+        let blockerReturned = self.blockerReturned
+        Thread {
+            store.dispatch(.record("block"))
+            blockerReturned.signal()
+        }.start()
         entered.wait()
+    }
+
+    /// Waits until the dispatch that ``blockOnAnotherThread()`` made returned (after ``unblock()``), so the thread
+    /// gave up the pipeline; `false` after the hang guard.
+    func blockerReturns() async -> Bool {
+        let blockerReturned = self.blockerReturned
+        return await onThread { blockerReturned.wait(timeout: .now() + hangGuardSeconds) == .success }
     }
 
     func unblock() {
@@ -68,7 +80,9 @@ final class BlockedStore: Sendable {
     }
 
     func waitUntilLogged(_ count: Int) async throws {
-        try await poll("\(count) actions logged") { self.store.state.log.count == count }
+        guard await store.state(reaches: { $0.log.count == count }) else {
+            throw Timeout(description: "timed out waiting for \(count) actions logged")
+        }
     }
 }
 
@@ -76,10 +90,13 @@ struct Timeout: Error, CustomStringConvertible {
     let description: String
 }
 
-/// Polls `condition` every millisecond for at most three minutes (a hang guard), suspending (not blocking a thread of the pool, which
-/// the tasks it waits for may need) in between.
+/// Polls `condition` every millisecond until it holds, for at most ``hangGuard``, suspending (not blocking a thread
+/// of the pool, which the tasks it waits for may need) in between.
+///
+/// Only for a thread or task joining the pipeline's line of waiters, which no event announces; it holds a moment
+/// after the dispatch or send that the test just started.
 func poll(_ what: String, _ condition: () -> Bool) async throws {
-    let deadline = ContinuousClock.now + .seconds(180)  // a hang guard; see `waitUntil(timeout:_:)`
+    let deadline = ContinuousClock.now + hangGuard
     while !condition() {
         if ContinuousClock.now > deadline { throw Timeout(description: "timed out waiting for \(what)") }
         try await Task.sleep(for: .milliseconds(1))

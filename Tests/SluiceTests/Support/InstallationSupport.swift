@@ -25,7 +25,10 @@ func storeWithAPollerDuringSlowInstallation(
         }
     }
     let slowToInstall = Middleware<TestState, TestAction> { api in
-        while api.core.lock.withLock({ api.core.waiters }) == 0 {
+        // No event announces the poller's thread joining the line: this thread (not one of the task pool) checks
+        // every millisecond, for at most the hang guard.
+        let deadline = ContinuousClock.now + hangGuard
+        while api.core.lock.withLock({ api.core.waiters }) == 0 && ContinuousClock.now < deadline {
             Thread.sleep(forTimeInterval: 0.001)
         }
         return { next in

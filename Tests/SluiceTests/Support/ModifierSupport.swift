@@ -58,17 +58,18 @@ func runs(_ pairs: [(Int, UInt64)]) -> [EffectHarness.Run] {
 extension Store {
     /// Waits until no task of an effect or `async` side effect of the store runs (the store's ledger resumes the wait
     /// when the last one ends, no polling); `false` if some still ran after `timeout`, a hang guard.
-    func tasksEnded(timeout: Duration = .seconds(180)) async -> Bool {
+    func tasksEnded(timeout: Duration = hangGuard) async -> Bool {
         await waitForRunningTasks(until: .now + timeout)
     }
 }
 
-/// Polls `condition` until it holds or `timeout` passes; for the few tests on real queues and tasks.
+/// Polls `condition` until it holds or `timeout` (a hang guard) passes; only for conditions that no event
+/// announces (a thread joining the pipeline's line, a run's end that follows its last task's), which hold a moment
+/// after the awaited event. Wait on the thing itself elsewhere: ``Locked/wait(timeout:until:)``,
+/// ``Store/state(timeout:reaches:)``, ``Store/tasksEnded(timeout:)``.
 ///
-/// It suspends between polls instead of blocking, so the tasks it waits for can run on the cooperative pool. The
-/// default bound only guards against a hang: the suite's other tests share the pool's threads (two on two cores)
-/// with the work it waits for, and under the thread sanitizer on a loaded machine that work ran 40 s late, and on CI's fresh machine the whole run went six times slower than here.
-func waitUntil(timeout: Duration = .seconds(180), _ condition: () -> Bool) async -> Bool {
+/// It suspends between polls instead of blocking, so the tasks it waits for can run on the cooperative pool.
+func waitUntil(timeout: Duration = hangGuard, _ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while !condition() {
         if ContinuousClock.now > deadline { return false }

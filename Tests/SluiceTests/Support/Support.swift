@@ -1,27 +1,133 @@
 import Foundation
 import Sluice
 
-/// A value shared between threads in tests, guarded by Sluice's own lock.
+/// How long a test waits for something that should happen at once before it fails: a hang guard, not a pause.
+///
+/// Waits end as soon as their condition holds, so this bound costs nothing when the code works; it only decides how
+/// long a regression takes to fail. It leaves room for a slow, loaded 2-core machine, where the suites' tasks share
+/// two threads of the cooperative pool with tests that keep them busy: in whole runs of the suite on a shared
+/// machine (load 10 to 12) a task that was ready waited more than 30 s for a thread. Under the thread sanitizer,
+/// which slows every thread several times over, it is three times longer.
+let hangGuard: Duration = isThreadSanitized ? .seconds(180) : .seconds(60)
+
+/// ``hangGuard`` in seconds, for `DispatchSemaphore.wait(timeout:)` and `DispatchTime`.
+let hangGuardSeconds = Double(hangGuard.components.seconds)
+
+/// Whether this process runs under the thread sanitizer (its runtime is linked in).
+let isThreadSanitized: Bool = {
+    #if canImport(Darwin)
+    dlsym(UnsafeMutableRawPointer(bitPattern: -2), "__tsan_init") != nil
+    #else
+    dlsym(nil, "__tsan_init") != nil
+    #endif
+}()
+
+/// A value shared between threads in tests, guarded by Sluice's own lock; a test can wait for a condition on it.
 final class Locked<Value>: @unchecked Sendable {
+    // @unchecked: `value`, `waiters` and `nextWaiterKey` are guarded by `lock`.
+    private struct Waiter {
+        let condition: (Value) -> Bool
+        let resume: () -> Void
+    }
+
     private let lock = Lock()
     private var value: Value
+    private var waiters: [UInt64: Waiter] = [:]
+    private var nextWaiterKey: UInt64 = 0
 
     init(_ value: Value) {
         self.value = value
     }
 
+    /// Runs `body` on the value under the lock, then resumes the waits whose condition now holds.
     func withValue<T>(_ body: (inout Value) -> T) -> T {
-        lock.withLock { body(&value) }
+        let (result, ready): (T, [Waiter]) = lock.withLock {
+            let result = body(&value)
+            if waiters.isEmpty { return (result, []) }
+            let keys = waiters.filter { $0.value.condition(value) }.map(\.key)
+            return (result, keys.compactMap { waiters.removeValue(forKey: $0) })
+        }
+        for waiter in ready {
+            waiter.resume()
+        }
+        return result
     }
 
     var current: Value {
-        withValue { $0 }
+        lock.withLock { value }
+    }
+
+    /// Waits until `condition` holds for the value, or until `timeout` (a hang guard) passes; returns whether it
+    /// holds. Every change through ``withValue(_:)`` checks the condition: nothing polls.
+    ///
+    /// A Dispatch timer ends the wait at the timeout, so the waiting task is resumed once, by whichever comes
+    /// first: on a cooperative pool that a test under load keeps busy, each resumption can wait long for a thread.
+    func wait(
+        timeout: Duration = hangGuard,
+        until condition: @escaping @Sendable (Value) -> Bool
+    ) async -> Bool {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            register(condition, timeout: timeout) { continuation.resume() }
+        }
+        return lock.withLock { condition(value) }
+    }
+
+    /// ``wait(timeout:until:)`` that blocks the calling thread; for a test that runs on a thread of its own, or
+    /// that waits for work on a queue (not on the cooperative pool).
+    func waitBlocking(
+        timeout: Duration = hangGuard,
+        until condition: @escaping @Sendable (Value) -> Bool
+    ) -> Bool {
+        let semaphore = DispatchSemaphore(value: 0)
+        register(condition, timeout: timeout) { semaphore.signal() }
+        semaphore.wait()
+        return lock.withLock { condition(value) }
+    }
+
+    /// Calls `resume` once: when `condition` holds (now or after a change), or at `timeout`, whichever removes the
+    /// waiter from `waiters` first.
+    private func register(
+        _ condition: @escaping @Sendable (Value) -> Bool,
+        timeout: Duration,
+        resume: @escaping @Sendable () -> Void
+    ) {
+        let key: UInt64? = lock.withLock {
+            if condition(value) { return nil }
+            nextWaiterKey += 1
+            waiters[nextWaiterKey] = Waiter(condition: condition, resume: resume)
+            return nextWaiterKey
+        }
+        guard let key else { return resume() }
+        let (seconds, attoseconds) = timeout.components
+        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) {
+            let waiter = self.lock.withLock { self.waiters.removeValue(forKey: key) }
+            waiter?.resume()
+        }
     }
 }
 
 extension Locked where Value: RangeReplaceableCollection {
     func append(_ element: Value.Element) {
         withValue { $0.append(element) }
+    }
+}
+
+extension Store {
+    /// Waits until the store's state satisfies `condition`, or until `timeout` (a hang guard) passes; returns
+    /// whether it does. A subscription checks each new state: nothing polls.
+    func state(
+        timeout: Duration = hangGuard,
+        reaches condition: @escaping @Sendable (State) -> Bool
+    ) async -> Bool {
+        let reached = Locked(false)
+        let subscription = subscribe { state in
+            if condition(state) { reached.withValue { $0 = true } }
+        }
+        defer { subscription.cancel() }
+        // Subscribed first, so a change between this read and the wait is seen by the subscription.
+        if condition(state) { return true }
+        return await reached.wait(timeout: timeout) { $0 }
     }
 }
 
