@@ -158,31 +158,30 @@ extension StoreCore {
         return value
     }
 
-    /// The owner begins a reading run of the chain: the first reduce will note itself. Called with `lock` held.
+    /// The owner begins a reading run of the chain (``PipelineStateMachine/RunContext/beginReading()``), which
+    /// `nobodyToNotify` depends on. Called with `lock` held.
     @inlinable
     func beginReadingLocked() {
-        pipelineStorage.run.isReading = true
-        pipelineStorage.run.reducedWhileReading = false
+        pipelineStorage.run.beginReading()
         updateNobodyToNotifyLocked()
     }
 
     /// The owner's reading run of the chain returned. Called with `lock` held.
     @inlinable
     func endReadingLocked() {
-        if pipelineStorage.run.isReading {
-            // No action reached the reducer during the run.
-            pipelineStorage.run.isReading = false
+        // Still reading: no action reached the reducer during the run, and `nobodyToNotify` changes back.
+        let wasReading = pipelineStorage.run.isReading
+        pipelineStorage.run.endReading()
+        if wasReading {
             updateNobodyToNotifyLocked()
         }
-        pipelineStorage.run.reducedWhileReading = false
     }
 
     /// Records that an action reached the reducer while a ``dispatch(_:through:reading:)`` runs the chain; called by
     /// the pipeline owner with `lock` held and `isReading` true.
     @inlinable
     func noteReduceWhileReadingLocked() {
-        pipelineStorage.run.isReading = false
-        pipelineStorage.run.reducedWhileReading = true
+        pipelineStorage.run.noteReduce()
         updateNobodyToNotifyLocked()
     }
 

@@ -106,6 +106,27 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
 
         @inlinable
         init() {}
+
+        /// A reading dispatch begins its run of the chain: the first reduce will note itself.
+        @inlinable
+        mutating func beginReading() {
+            isReading = true
+            reducedWhileReading = false
+        }
+
+        /// An action reached the reducer during the reading run.
+        @inlinable
+        mutating func noteReduce() {
+            isReading = false
+            reducedWhileReading = true
+        }
+
+        /// The reading run of the chain returned.
+        @inlinable
+        mutating func endReading() {
+            isReading = false
+            reducedWhileReading = false
+        }
     }
 
     /// The thread that owns the pipeline; `.none` when it is idle.
