@@ -139,6 +139,28 @@ import Testing
         storeBox.withValue { $0 = nil }
     }
 
+    @Test func aReadingSendOnAFreePipelineReadsBeforeItsFollowUpsRun() async {
+        let storeBox = Locked<Store<TestState, TestAction>?>(nil)
+        let words = Locked<[UInt]>([])
+        let (store, reduced) = recordingStore { action, api in
+            if action == .add(1) {
+                api.dispatch(.add(10))
+                if let store = storeBox.current { words.append(store.core.entryWord.value) }
+            }
+        }
+        storeBox.withValue { $0 = store }
+        let read = await store.send(.add(1), reading: { $0.count })
+        #expect(read == 1)
+        #expect(store.state.count == 11)
+        #expect(reduced.current == [.add(1), .add(10)])
+        // Taken through the owner word, as a dispatch takes it: the follow-up went to the owner's queue.
+        #expect(words.current.count == 1)
+        #expect((words.current.first ?? 0) & PipelineEntry.queued != 0)
+        #expect(store.core.entryWord.value == 0)
+        #expect(store.statistics.waits == 0)
+        storeBox.withValue { $0 = nil }
+    }
+
     @Test func readingDispatchesUnderEightThreadsEachReadTheirOwnAction() async {
         let store = Store(
             initialState: TestState(),

@@ -292,11 +292,33 @@ extension StoreCore {
     /// ``send(_:through:fromAPI:)`` with a reading: ``dispatch(_:through:reading:)`` for a task, which suspends instead
     /// of blocking while another thread or task owns the pipeline; the owner then processes its action and takes the
     /// reading for it, before any later action.
+    ///
+    /// Inlinable for its fast path: through middleware, a free pipeline is taken as ``dispatch(_:through:reading:)``
+    /// takes it, in code specialized for the store's types (such a send never waits, so it need not suspend).
+    @inlinable
     nonisolated(nonsending) func send<T: Sendable>(
         _ action: Action,
         through chain: DispatchFunction<Action>?,
         fromAPI: Bool,
         run: Cancellation? = nil,
+        reading body: @escaping @Sendable (borrowing State) -> T
+    ) async -> T? {
+        if !fromAPI && chain != nil {
+            let thread = ThreadID.current
+            if _fastPath(entryWord.tryTake(thread)) {
+                return runReadingOnFastPipeline(action, through: chain, thread: thread, reading: body)
+            }
+        }
+        return await sendAdmitted(action, through: chain, fromAPI: fromAPI, run: run, reading: body)
+    }
+
+    /// ``send(_:through:fromAPI:run:reading:)`` through the state machine: run, queue, refuse, drop, or wait in line.
+    @usableFromInline
+    nonisolated(nonsending) func sendAdmitted<T: Sendable>(
+        _ action: Action,
+        through chain: DispatchFunction<Action>?,
+        fromAPI: Bool,
+        run: Cancellation?,
         reading body: @escaping @Sendable (borrowing State) -> T
     ) async -> T? {
         while true {

@@ -522,7 +522,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
 
     /// Processes ``ownerQueue`` until it is empty, or drops it once the store is gone, as the machine drops its queue;
     /// called by the owner with `lock` held, returns with it.
-    @usableFromInline
+    @inlinable @inline(never)
     func processOwnerQueueLocked(through chain: DispatchFunction<Action>?) {
         while !ownerQueue.isEmpty {
             if pipelineStorage.phase == .gone {
