@@ -108,10 +108,72 @@ extension Middlewares {
             isEnabled: { level in logger.logLevel <= Logger.Level(level) },
             records: swiftLogWriter(logger, store: store)
         )
-        // The level is checked here first, in code specialized for the caller's types (this function is
-        // inlinable): an action at a disabled level goes straight to `next`, without entering the library's
-        // generic logging step.
-        return Middleware { api in
+        return gated(logged, by: logger, at: level)
+    }
+
+    /// Writes one entry per action to a swift-log `Logger`, with the changes of the parts of the state that
+    /// `diffing` picks out, as
+    /// ``Sluice/Middlewares/logging(level:diffing:maxChanges:maxLineLength:sampling:include:isEnabled:records:)``
+    /// finds them: read before and after the action, without holding the state while the reducer runs, so the
+    /// entry of an action on a large state costs what the parts cost.
+    ///
+    /// ```swift
+    /// Middlewares.logging(
+    ///     to: logger,
+    ///     store: "orders",
+    ///     diffing: { state, action in (pending: state.pending.count, shipped: state.shipped) },
+    ///     sampling: .every(100)
+    /// )
+    /// ```
+    ///
+    /// Otherwise this is ``Sluice/Middlewares/logging(to:level:store:diff:maxChanges:maxLineLength:sampling:include:)``:
+    /// the same level check first, the same message and metadata.
+    ///
+    /// - Parameters:
+    ///   - logger: Where the entries go; its level and handler are read for each action.
+    ///   - level: The level of every entry.
+    ///   - store: A label for the store, written as metadata; `nil` to write none.
+    ///   - diffing: The parts of the state (and of the action) to compare, read before and after each logged
+    ///     action; the changes are named by their labels.
+    ///   - maxChanges: The most changes listed in one entry. At least 1.
+    ///   - maxLineLength: The most characters in the message, or `nil` for no limit; at least 1.
+    ///   - sampling: Which of the included actions are logged, counted per store.
+    ///   - include: Whether an action is logged (and counted for sampling).
+    /// - Returns: The middleware.
+    @inlinable
+    public static func logging<State: Sendable, Action: Sendable, Parts>(
+        to logger: Logger,
+        level: Logger.Level = .debug,
+        store: String? = nil,
+        diffing: @escaping @Sendable (State, Action) -> Parts,
+        maxChanges: Int = 8,
+        maxLineLength: Int? = 200,
+        sampling: LogSampling = .all,
+        include: @escaping @Sendable (Action) -> Bool = { _ in true }
+    ) -> Middleware<State, Action> {
+        let logged: Middleware<State, Action> = logging(
+            level: LogLevel(level),
+            diffing: diffing,
+            maxChanges: maxChanges,
+            maxLineLength: maxLineLength,
+            sampling: sampling,
+            include: include,
+            isEnabled: { level in logger.logLevel <= Logger.Level(level) },
+            records: swiftLogWriter(logger, store: store)
+        )
+        return gated(logged, by: logger, at: level)
+    }
+
+    /// `logged`, behind a check of the logger's level: an action at a disabled level goes straight to `next`,
+    /// without entering the library's generic logging step. Inlinable, so the check is specialized for the
+    /// caller's types.
+    @inlinable
+    static func gated<State: Sendable, Action: Sendable>(
+        _ logged: Middleware<State, Action>,
+        by logger: Logger,
+        at level: Logger.Level
+    ) -> Middleware<State, Action> {
+        Middleware { api in
             let install = logged.body(api)
             return { next in
                 let loggedNext = install(next)

@@ -109,6 +109,57 @@ struct CountedAction: Sendable, CustomStringConvertible {
         #expect(entries[1].message == #"note("a\nb")"#)
     }
 
+    @Test func diffingWritesTheChangesOfThePartsItPicks() {
+        let box = MemoryLogHandlerBox(level: .debug)
+        let store = Store<Counter, CounterAction>(
+            initialState: Counter(),
+            reducer: counterReducer,
+            middleware: [
+                Middlewares.logging(
+                    to: box.logger,
+                    level: .info,
+                    store: "counter",
+                    diffing: { state, _ in (value: state.value, length: state.note.count) }
+                )
+            ]
+        )
+        store.dispatch(.add(2))
+        store.dispatch(.note("abc"))
+        let entries = box.recorded
+        try? #require(entries.count == 2)
+        #expect(entries[0].message == "add(2)")
+        #expect(entries[0].metadata[SluiceLogMetadataKey.changes] == .array(["value: 0 -> 2"]))
+        #expect(entries[0].metadata[SluiceLogMetadataKey.store] == "counter")
+        #expect(entries[1].metadata[SluiceLogMetadataKey.changes] == .array(["length: 0 -> 3"]))
+    }
+
+    @Test func diffingAtADisabledLevelPicksNothing() {
+        let box = MemoryLogHandlerBox(level: .warning)
+        let picks = Mutex(0)
+        let store = Store<Counter, CounterAction>(
+            initialState: Counter(),
+            reducer: counterReducer,
+            middleware: [
+                Middlewares.logging(
+                    to: box.logger,
+                    level: .debug,
+                    diffing: { state, _ in
+                        picks.withLock { $0 += 1 }
+                        return state.value
+                    }
+                )
+            ]
+        )
+        store.dispatch(.add(1))
+        #expect(store.state.value == 1)
+        #expect(box.recorded.isEmpty)
+        #expect(picks.withLock { $0 } == 0)
+        box.level.withLock { $0 = .debug }
+        store.dispatch(.add(1))
+        #expect(picks.withLock { $0 } == 2)
+        #expect(box.recorded.first?.metadata[SluiceLogMetadataKey.changes] == .array(["value: 1 -> 2"]))
+    }
+
     @Test func withoutDiffOrLabelWritesNeither() {
         let box = MemoryLogHandlerBox(level: .trace)
         let store = Store<Counter, CounterAction>(
