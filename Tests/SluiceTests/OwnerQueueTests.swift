@@ -191,23 +191,12 @@ import Testing
     @Test func followUpsUnderEightThreadsAddUpExactlyInEachSendersOrder() async {
         // Each thread's action queues two follow-ups that carry its index; whatever the interleaving of owners, the
         // machine taking over from fast owners, and hand-overs, every follow-up runs once, right after its action.
-        let reduced = Locked<[TestAction]>([])
-        let store = Store(
-            initialState: TestState(),
-            reducer: testReducer,
-            middleware: [
-                tap { action, _ in
-                    reduced.append(action)
-                    return true
-                },
-                afterNext { action, api in
-                    if case .record(let name) = action, !name.contains("/") {
-                        api.dispatch(.record(name + "/1"))
-                        api.dispatch(.record(name + "/2"))
-                    }
-                },
-            ]
-        )
+        let (store, reduced) = recordingStore { action, api in
+            if case .record(let name) = action, !name.contains("/") {
+                api.dispatch(.record(name + "/1"))
+                api.dispatch(.record(name + "/2"))
+            }
+        }
         await runOnThreads(8) { thread in
             for index in 0..<500 {
                 store.dispatch(.record("\(thread).\(index)"))
