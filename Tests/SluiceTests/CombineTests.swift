@@ -32,6 +32,23 @@ import Testing
         #expect(events.current == ["first", "second", "first", "second", "only noop"])
     }
 
+    @Test func filterAroundCombinedEffectsRunsNoPartForARejectedAction() {
+        // The combined handler asks each part; the filter around it must still be asked first.
+        let events = Locked<[String]>([])
+        let effect = Middlewares.filter(
+            { $0 == .noop },
+            Middlewares.combine(
+                SideEffect<TestState, TestAction> { _, _ in events.append("any") },
+                Middlewares.filter({ $0 != .noop }, SideEffect { _, _ in events.append("not noop") })
+            )
+        )
+        let store = Store(initialState: TestState(), reducer: testReducer, middleware: [Middleware(effect)])
+        store.dispatch(.increment)
+        store.dispatch(.noop)
+        #expect(events.current == ["any"])
+        #expect(store.state.count == 1)
+    }
+
     @Test func combinedEffectAcceptsWhatAnyPartAccepts() {
         let harness = EffectHarness { scheduler, effect in
             Middlewares.throttle(

@@ -14,7 +14,9 @@
 // with an `ActionExtractor`, `journal` / `journal-no-writer`: a `.groupCommit` journal
 // with and without its writer, `reentrant` / `two-outer`: a follow-up action dispatched from a side effect against
 // the same action dispatched from outside, `service` / `service-mutex`: the order service of the `ServiceChain` area on a store
-// and on its `Mutex` floor, one thread, `log-diff` / `log-diff-unchanged` / `log-line` / `log-diffing`: a logged
+// and on its `Mutex` floor, one thread (`service-sync`: the delivery dispatched at once, not from a task, so that no other thread takes the
+// pipeline and callgrind counts alike in every run; `service-threads` / `service-mutex-threads`: `size` pthreads at once,
+// for perf), `log-diff` / `log-diff-unchanged` / `log-line` / `log-diffing`: a logged
 // action on a state of a `size`-entry dictionary with `diff: true` (one entry changed / none) / without a diff /
 // with `diffing:` of the changed entry, and, for `perf stat` rather than callgrind (which runs one thread at a time),
 // `tasks-send` / `tasks-mutex` (64 tasks at once) and `threads` (4 pthreads at once)), its size (middleware, subscriber or module count; ignored by the modifiers and the
@@ -549,7 +551,7 @@ case "reentrant", "two-outer":
         if !reentrant { store.dispatch(2) }
     }
     consume(store.state)
-case "service", "service-mutex":
+case "service", "service-sync", "service-mutex":
     // The order service of the `ServiceChain` area, one thread: on a store with the chain a service writes, and on
     // a `Mutex`-guarded struct. A request is `place` and its follow-up decision. The first 10,000 requests fill the
     // orders dictionary to its kept size in both, so compare two counts above that. `size`: the interval of the
@@ -557,8 +559,8 @@ case "service", "service-mutex":
     // one longer than the run (3600000), so that the count does not depend on how many snapshots the run took.
     let interval = Duration.milliseconds(size > 0 ? size : 1_000)
     var placed = 0
-    if scenario == "service" {
-        let service = SluiceService(snapshotInterval: interval)
+    if scenario != "service-mutex" {
+        let service = SluiceService(snapshotInterval: interval, deliversInTask: scenario == "service")
         for index in 0..<count {
             let (item, quantity) = request(index)
             if service.place(item: item, quantity: quantity) != nil { placed += 1 }
@@ -573,6 +575,27 @@ case "service", "service-mutex":
         consume(service.state.orders.fulfilled)
     }
     consume(placed)
+case "service-threads", "service-mutex-threads":
+    // The same two services with `size` threads (pthreads; 4 when 0) placing `count / size` orders each, all at
+    // once, as the `ServiceChain` area's thread loads do. For `perf record -g` and `perf stat`, not callgrind.
+    let threads = size > 0 ? size : 4
+    let perThread = max(count / threads, 1)
+    let service: any OrderService =
+        scenario == "service-threads"
+        ? SluiceService(snapshotInterval: .milliseconds(1_000)) : MutexService(snapshotInterval: .milliseconds(1_000))
+    let work = ThreadWork {
+        for index in 0..<perThread {
+            let (item, quantity) = request(index)
+            consume(service.place(item: item, quantity: quantity))
+        }
+    }
+    let start = DispatchTime.now().uptimeNanoseconds
+    let handles = (0..<threads).map { _ in startThread(work) }
+    for handle in handles {
+        pthread_join(handle, nil)
+    }
+    let elapsed = DispatchTime.now().uptimeNanoseconds - start
+    print("\(scenario): \(Double(elapsed) / Double(threads * perThread)) ns per request")
 case "log-diff", "log-diff-unchanged", "log-line", "log-diffing":
     // The logging middleware on a state holding a dictionary of `size` entries (100,000 when 0), every action
     // logged: `log-diff` changes one entry per action with `diff: true`; `log-diff-unchanged` changes only a counter

@@ -194,8 +194,12 @@ public final class SluiceService: OrderService {
     public let store: Store<ServiceState, ServiceAction>
     public let output: ServiceOutput
 
-    /// - Parameter snapshotInterval: How often the throttled snapshot runs.
-    public init(snapshotInterval: Duration = .seconds(1), logEvery: Int = 100) {
+    /// - Parameters:
+    ///   - snapshotInterval: How often the throttled snapshot runs.
+    ///   - deliversInTask: Whether the restock rule dispatches the delivery from a task it starts (the service's
+    ///     shape), or at once from the side effect: no other thread then takes the pipeline, so that callgrind
+    ///     counts the same instructions in every run (`DispatchProfile service-sync`).
+    public init(snapshotInterval: Duration = .seconds(1), logEvery: Int = 100, deliversInTask: Bool = true) {
         let output = ServiceOutput()
         self.output = output
         let fulfilment = Middlewares.filter(
@@ -222,7 +226,11 @@ public final class SluiceService: OrderService {
                     return
                 }
                 api.dispatch(.inventory(.restockRequested(item: item)))
-                api.start { api in
+                if deliversInTask {
+                    api.start { api in
+                        api.dispatch(.inventory(.delivered(item: item, quantity: restockQuantity)))
+                    }
+                } else {
                     api.dispatch(.inventory(.delivered(item: item, quantity: restockQuantity)))
                 }
             }

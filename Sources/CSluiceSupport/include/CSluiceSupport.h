@@ -206,4 +206,9 @@ static inline void csluice_pipeline_store(uintptr_t *word, uintptr_t value) {
     atomic_store_explicit((_Atomic(uintptr_t) *)word, value, memory_order_release);
 }
 
+/// Adds one to a counter and returns its value before (relaxed: the count orders nothing else).
+static inline uint64_t csluice_counter_next(uint64_t *word) {
+    return atomic_fetch_add_explicit((_Atomic(uint64_t) *)word, 1, memory_order_relaxed);
+}
+
 #endif

@@ -1,3 +1,5 @@
+import CSluiceSupport
+
 extension Middlewares {
     /// Which actions ``logging(diff:maxChanges:maxLineLength:sampling:include:sink:)`` logs, among those it
     /// includes.
@@ -52,22 +54,27 @@ extension Middlewares {
 
 /// Counts the included actions of one store and picks those to log.
 ///
-/// The count is behind a lock although the store serializes its dispatches: a middleware before this one may call
-/// `next` from another thread.
-final class LogSampler: Sendable {
-    private let count = Locked<UInt64>(0)
+/// The count is an atomic word although the store serializes its dispatches: a middleware before this one may
+/// call `next` from another thread.
+final class LogSampler: @unchecked Sendable {
+    // @unchecked: `count` is allocated in `init`, freed in `deinit`, and only ever accessed through the C11 atomic
+    // function of CSluiceSupport.
+    private let count: UnsafeMutablePointer<UInt64>
     private let kind: Middlewares.LogSampling.Kind
 
     init(_ kind: Middlewares.LogSampling.Kind) {
         self.kind = kind
+        count = .allocate(capacity: 1)
+        count.initialize(to: 0)
+    }
+
+    deinit {
+        count.deallocate()
     }
 
     /// Counts one action and returns whether to log it.
     func shouldLog() -> Bool {
-        let index = count.withLock { count in
-            defer { count &+= 1 }
-            return count
-        }
+        let index = csluice_counter_next(count)
         switch kind {
         case .all:
             return true

@@ -47,11 +47,12 @@ extension Middlewares {
                 return false
             }
         }
-        return SideEffect(accepts: accepts) { api in
+        // The handler asks each part, so a lifted combined effect does not ask `accepts` (all the parts) first.
+        return SideEffect(accepts: accepts, handlerChecksAcceptance: true) { api in
             let handlers = ContiguousArray(effects.map { CombinedEffect(accepts: $0.accepts, run: $0.install(api)) })
             return { action, api in
-                for handler in handlers where handler.accepts?(action) ?? true {
-                    handler.run(action, api)
+                for index in handlers.indices where handlers[index].accepts?(action) ?? true {
+                    handlers[index].run(action, api)
                 }
             }
         }

@@ -36,6 +36,10 @@ public struct SideEffect<State: Sendable, Action: Sendable>: Sendable {
     /// Called once per store; returns the handler of that store, which runs the effect for accepted actions.
     @usableFromInline
     let install: @Sendable (MiddlewareAPI<State, Action>) -> Handler
+    /// Whether the handler that `install` returns asks `accepts` itself (a combined effect runs only the parts that
+    /// accept the action), so that the middleware lifting this effect need not ask first.
+    @usableFromInline
+    let handlerChecksAcceptance: Bool
 
     /// Runs the effect for one accepted action with the API of this run.
     @usableFromInline
@@ -44,9 +48,11 @@ public struct SideEffect<State: Sendable, Action: Sendable>: Sendable {
     @usableFromInline
     init(
         accepts: (@Sendable (Action) -> Bool)?,
+        handlerChecksAcceptance: Bool = false,
         install: @escaping @Sendable (MiddlewareAPI<State, Action>) -> Handler
     ) {
         self.accepts = accepts
+        self.handlerChecksAcceptance = handlerChecksAcceptance
         self.install = install
     }
 
@@ -120,7 +126,7 @@ extension Middleware {
         self.init { api in
             let handler = sideEffect.install(api)
             return { next in
-                if let accepts = sideEffect.accepts {
+                if let accepts = sideEffect.accepts, !sideEffect.handlerChecksAcceptance {
                     return { action in
                         next(action)
                         if accepts(action) {
