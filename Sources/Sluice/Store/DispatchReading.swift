@@ -275,6 +275,7 @@ extension StoreCore {
     /// Runs `action` as the pipeline's owner, then calls `reader` with the state if an action reached the reducer
     /// during that run (see ``dispatch(_:through:reading:)``); called with `lock` held, returns with it, before the
     /// actions queued meanwhile run.
+    @usableFromInline
     func runReadingLocked(
         _ action: Action,
         through chain: DispatchFunction<Action>?,

@@ -155,6 +155,7 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
     }
     /// How long a thread waits in line before the pipeline is handed to it directly instead of set free for it to
     /// take: one millisecond, as Go's `sync.Mutex` switches to its starvation mode.
+    @inlinable
     static var starvation: UInt64 { 1_000_000 }
     @usableFromInline
     var nextTicket: UInt64 = 0
@@ -343,6 +344,7 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
     /// 11 to 12 µs per dispatch with four threads through a middleware on two cores). If a thread woken earlier has
     /// not come back yet, the pipeline just goes idle (``Release/idle``): that thread takes it. A thread that has
     /// waited longer than ``starvation`` is handed the pipeline directly (``Release/handOver(_:)``).
+    @inlinable
     mutating func release(now: UInt64) -> Release {
         guard waiterCount > 0 else {
             owner = .none
@@ -385,7 +387,8 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
 
     // MARK: Bookkeeping
 
-    private mutating func removeHead() {
+    @usableFromInline
+    mutating func removeHead() {
         waitersHead += 1
         waiterCount -= 1
         if waiterCount == 0 {
@@ -408,7 +411,8 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
         }
     }
 
-    private mutating func noteWait(_ waited: UInt64) {
+    @usableFromInline
+    mutating func noteWait(_ waited: UInt64) {
         let wait = Duration.nanoseconds(Int64(clamping: waited))
         statistics.waits += 1
         statistics.totalWait += wait

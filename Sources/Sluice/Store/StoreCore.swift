@@ -562,7 +562,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// The queue is empty and someone waits: hands the pipeline over to a waiting thread (returns `true`, without
     /// `lock`), or processes a waiting task's action and resumes the task (returns `false`, with `lock`: the caller
     /// processes what that queued, then releases again).
-    @usableFromInline
+    @inlinable
     func releaseToWaiterLocked(through chain: DispatchFunction<Action>?) -> Bool {
         switch pipeline.release(now: monotonicNanoseconds()) {
         case .idle:

@@ -1,4 +1,4 @@
-import CSluiceSupport
+public import CSluiceSupport
 
 /// The asynchronous work that processing a sent action started; returned by ``Store/send(_:)``.
 ///
@@ -101,11 +101,14 @@ enum SendOutcome: Sendable {
 @usableFromInline
 struct TaskResumption<State>: Sendable {
     let continuation: UnsafeContinuation<SendOutcome, Never>
+    @usableFromInline
     let reader: StateReader<State>?
     /// The side-effect run that sends, if any: the owner drops the action if the run was cancelled while the task
     /// waited (see ``StoreCore/dispatchFromAPI(_:unlessCancelled:)``).
+    @usableFromInline
     let run: Cancellation?
 
+    @usableFromInline
     func resume(returning outcome: SendOutcome) {
         continuation.resume(returning: outcome)
     }
@@ -119,10 +122,12 @@ struct TaskResumption<State>: Sendable {
 /// task reads them.
 @usableFromInline
 struct StateReader<State>: @unchecked Sendable {
+    @usableFromInline
     let read: (borrowing State) -> Void
 }
 
 /// Nanoseconds on the monotonic clock (only differences mean anything).
+@inlinable
 func monotonicNanoseconds() -> UInt64 {
     csluice_monotonic_nanoseconds()
 }

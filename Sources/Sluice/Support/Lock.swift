@@ -197,6 +197,7 @@ package struct ThreadWakeUp: Sendable {
     }
 
     /// Wakes the thread, if it waits.
+    @usableFromInline
     package func signal() {
         csluice_wake_up_signal(address)
     }
