@@ -16,7 +16,7 @@
 // the same action dispatched from outside, `service` / `service-mutex`: the order service of the `ServiceChain` area on a store
 // and on its `Mutex` floor, one thread (`service-sync`: the delivery dispatched at once, not from a task, so that no other thread takes the
 // pipeline and callgrind counts alike in every run; `service-threads` / `service-mutex-threads`: `size` pthreads at once,
-// for perf), `log-diff` / `log-diff-unchanged` / `log-line` / `log-diffing`: a logged
+// `service-tasks` / `service-mutex-tasks`: `size` tasks at once, both for perf), `log-diff` / `log-diff-unchanged` / `log-line` / `log-diffing`: a logged
 // action on a state of a `size`-entry dictionary with `diff: true` (one entry changed / none) / without a diff /
 // with `diffing:` of the changed entry, and, for `perf stat` rather than callgrind (which runs one thread at a time),
 // `tasks-send` / `tasks-mutex` (64 tasks at once) and `threads` (4 pthreads at once)), its size (middleware, subscriber or module count; ignored by the modifiers and the
@@ -596,6 +596,36 @@ case "service-threads", "service-mutex-threads":
     }
     let elapsed = DispatchTime.now().uptimeNanoseconds - start
     print("\(scenario): \(Double(elapsed) / Double(threads * perThread)) ns per request")
+case "service-tasks", "service-mutex-tasks":
+    // The same two services with `size` tasks (32 when 0) of one task group placing `count / size` orders each:
+    // `await send(_:reading:)` on the store, `place` on the `Mutex` floor, as the `ServiceChain` area's task load
+    // does. For `perf record -g` and `perf stat`, not callgrind.
+    let tasks = size > 0 ? size : 32
+    let perTask = max(count / tasks, 1)
+    let sluice = scenario == "service-tasks" ? SluiceService(snapshotInterval: .milliseconds(1_000)) : nil
+    let floor = MutexService(snapshotInterval: .milliseconds(1_000))
+    let done = DispatchSemaphore(value: 0)
+    let start = DispatchTime.now().uptimeNanoseconds
+    Task.detached {
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<tasks {
+                group.addTask {
+                    for index in 0..<perTask {
+                        let (item, quantity) = request(index)
+                        if let sluice {
+                            consume(await sluice.send(item: item, quantity: quantity))
+                        } else {
+                            consume(floor.place(item: item, quantity: quantity))
+                        }
+                    }
+                }
+            }
+        }
+        done.signal()
+    }
+    done.wait()
+    let elapsed = DispatchTime.now().uptimeNanoseconds - start
+    print("\(scenario): \(Double(elapsed) / Double(tasks * perTask)) ns per request")
 case "log-diff", "log-diff-unchanged", "log-line", "log-diffing":
     // The logging middleware on a state holding a dictionary of `size` entries (100,000 when 0), every action
     // logged: `log-diff` changes one entry per action with `diff: true`; `log-diff-unchanged` changes only a counter
