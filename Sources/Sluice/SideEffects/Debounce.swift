@@ -239,6 +239,15 @@ struct DebounceStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
     @inlinable
     var dropsUntilThen: Bool { false }
 
+    /// Without `maxWait`, an action only moves the quiet deadline, which may then be late by `lateness` if that is
+    /// at most a tenth of the interval. With `maxWait`, a late time would run a waiting run early (its longest wait
+    /// would seem to have passed), so never.
+    @inlinable
+    func toleratesLateTime(by lateness: UInt64) -> Bool {
+        guard maxWait == nil, let interval, interval > 0 else { return false }
+        return lateness <= interval / 10
+    }
+
     @inlinable
     var owesRuns: Bool {
         pending != nil

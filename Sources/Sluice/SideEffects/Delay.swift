@@ -147,6 +147,14 @@ struct DelayStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
     @inlinable
     var dropsUntilThen: Bool { false }
 
+    /// An action only queues its run at its deadline, which may then be late by `lateness` if that is at most a
+    /// tenth of the interval (a zero interval runs every action at once: never).
+    @inlinable
+    func toleratesLateTime(by lateness: UInt64) -> Bool {
+        guard let interval, interval > 0 else { return false }
+        return lateness <= interval / 10
+    }
+
     @inlinable
     var owesRuns: Bool {
         head < entries.count

@@ -268,6 +268,12 @@ struct ThrottleStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
         leading && !trailing
     }
 
+    /// Never: a window opened late would drop an action that comes after its real end instead of running it.
+    @inlinable
+    func toleratesLateTime(by lateness: UInt64) -> Bool {
+        false
+    }
+
     @inlinable
     mutating func reset() {
         pending = nil

@@ -64,6 +64,14 @@ struct EffectRun<State: Sendable, Action: Sendable>: Sendable {
 /// monotonic clock (the time of the last timer tick, a third of the cost of the precise clock): the time is before
 /// the instant if the coarse time plus twice the tick is, and otherwise ``receive(_:)`` reads the precise clock.
 /// On a platform whose word is narrower than 64 bits the word stays 0.
+///
+/// A machine whose deadlines may be a little late (``TimedStateMachine/toleratesLateTime(by:)``: `delay`, and
+/// `debounce` without `maxWait`, each with an interval of at least ten times that lateness) is given, for an action
+/// outside that instant, the coarse time plus twice the tick instead of a precise read: an upper bound of the time,
+/// so that a deadline computed from it is never early, and at most two ticks late, within the leeway that
+/// libdispatch gives a timer of that interval (a tenth of it). The precise clock costs about three times the coarse
+/// one, and a held `delay` or `debounce` action would otherwise read it every time. A scheduler that conforms to
+/// ``CoarseClockScheduler`` gets the same treatment with its own two readings (tests use one on virtual time).
 @usableFromInline
 final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
     @usableFromInline
@@ -107,6 +115,13 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
     /// How far the coarse monotonic clock may lag the precise one: two of its ticks.
     @usableFromInline
     let coarseClockLag: UInt64
+    /// The scheduler, if it has a coarse reading of its own (and is not read as the monotonic clock directly).
+    @usableFromInline
+    let coarseScheduler: (any CoarseClockScheduler)?
+    /// Whether an action outside ``alikeUntil`` is given the coarse time plus ``coarseClockLag`` (an upper bound of
+    /// the time) rather than a precise read: the machine tolerates deadlines that late.
+    @usableFromInline
+    let takesLateTime: Bool
 
     @usableFromInline
     init(
@@ -128,7 +143,19 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
         #else
         readsMonotonicClock = false
         #endif
-        coarseClockLag = 2 * csluice_monotonic_coarse_resolution()
+        if !readsMonotonicClock, let coarse = scheduler as? any CoarseClockScheduler {
+            coarseScheduler = coarse
+            coarseClockLag = 2 * coarse.coarseTick
+        } else {
+            coarseScheduler = nil
+            coarseClockLag = 2 * csluice_monotonic_coarse_resolution()
+        }
+        #if os(Linux)
+        let hasCoarseClock = readsMonotonicClock || coarseScheduler != nil
+        #else
+        let hasCoarseClock = coarseScheduler != nil
+        #endif
+        takesLateTime = hasCoarseClock && coarseClockLag > 0 && machine.toleratesLateTime(by: coarseClockLag)
         lifetime.onCancel { [weak self] in self?.tearDown() }
     }
 
@@ -156,6 +183,19 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
         #endif
     }
 
+    /// The time in uptime nanoseconds to give the machine for an action, from a coarse reading of the clock, or
+    /// `nil` if the action is dropped: before `until` (the coarse time plus ``coarseClockLag`` is), the coarse time,
+    /// or nothing for a machine that drops then; else, for a machine that ``takesLateTime``, the coarse time plus
+    /// ``coarseClockLag`` (never before the time); else the precise time.
+    @inlinable
+    func time(coarse: UInt64, until: UInt64, precise: () -> UInt64) -> UInt64? {
+        let upperBound = coarse &+ coarseClockLag
+        if upperBound < until {
+            return dropsUntilThen ? nil : coarse
+        }
+        return takesLateTime ? upperBound : precise()
+    }
+
     /// An accepted action arrived (on the dispatching thread).
     @inlinable
     func receive(_ run: Run) {
@@ -164,15 +204,23 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
         let now: DispatchTime
         #if os(Linux)
         if readsMonotonicClock {
-            let coarse = csluice_monotonic_coarse_nanoseconds()
-            if coarse &+ coarseClockLag < until {
-                if dropsUntilThen {
-                    return
-                }
-                now = DispatchTime(uptimeNanoseconds: coarse)
-            } else {
-                now = DispatchTime(uptimeNanoseconds: csluice_monotonic_nanoseconds())
-            }
+            guard
+                let time = time(
+                    coarse: csluice_monotonic_coarse_nanoseconds(),
+                    until: until,
+                    precise: { csluice_monotonic_nanoseconds() }
+                )
+            else { return }
+            now = DispatchTime(uptimeNanoseconds: time)
+        } else if let coarseScheduler {
+            guard
+                let time = time(
+                    coarse: coarseScheduler.coarseNow.uptimeNanoseconds,
+                    until: until,
+                    precise: { coarseScheduler.now.uptimeNanoseconds }
+                )
+            else { return }
+            now = DispatchTime(uptimeNanoseconds: time)
         } else {
             now = scheduler.now
             if dropsUntilThen && now.uptimeNanoseconds < until {
@@ -180,9 +228,20 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
             }
         }
         #else
-        now = scheduler.now
-        if dropsUntilThen && now.uptimeNanoseconds < until {
-            return
+        if let coarseScheduler {
+            guard
+                let time = time(
+                    coarse: coarseScheduler.coarseNow.uptimeNanoseconds,
+                    until: until,
+                    precise: { coarseScheduler.now.uptimeNanoseconds }
+                )
+            else { return }
+            now = DispatchTime(uptimeNanoseconds: time)
+        } else {
+            now = scheduler.now
+            if dropsUntilThen && now.uptimeNanoseconds < until {
+                return
+            }
         }
         #endif
         if placement == .onScheduler {
@@ -238,6 +297,8 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
             arm(request)
         }
         if handOff {
+            // `now` is never an upper bound of the time here: a machine that ``takesLateTime`` decides no run when
+            // an action arrives (see ``TimedStateMachine/toleratesLateTime(by:)``).
             _ = scheduler.schedule(after: now) { [weak self] in self?.drainHandedOff() }
         }
     }
@@ -467,6 +528,22 @@ protocol TimedStateMachine: SendableMetatype {
     var dropsUntilThen: Bool { get }
     /// The store went away: forget everything.
     mutating func reset()
+    /// Whether ``receive(_:at:runs:)`` may be given, as `now`, a time up to `lateness` nanoseconds after the real
+    /// one: every deadline it derives from `now` is then up to that late, never early, and that is acceptable for
+    /// this machine (it decides no run in `receive` from it, and the lateness is at most a tenth of its interval).
+    func toleratesLateTime(by lateness: UInt64) -> Bool
+}
+
+/// A scheduler whose time is a monotonic clock with a cheaper coarse reading, which the time-based modifiers read
+/// where the time only has to be bounded (see ``TimedEffect``), as they read the kernel's coarse clock on Linux for
+/// a ``DispatchQueueScheduler``. Tests give the modifiers one on virtual time.
+@usableFromInline
+package protocol CoarseClockScheduler: EffectScheduler {
+    /// The time as of the clock's last tick: never after ``EffectScheduler/now``, and before it by less than
+    /// ``coarseTick``.
+    var coarseNow: DispatchTime { get }
+    /// The coarse clock's tick in nanoseconds.
+    var coarseTick: UInt64 { get }
 }
 
 /// Where the runs of a time-based modifier happen when an action (rather than its timer) decides them.
