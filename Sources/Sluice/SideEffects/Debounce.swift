@@ -153,7 +153,7 @@ struct DebounceStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
     }
 
     @inlinable
-    mutating func receive(_ run: Run, at now: DispatchTime, runs: inout RunQueue<Run>) -> TimerRequest? {
+    mutating func receive(_ run: consuming Run, at now: DispatchTime, runs: inout RunQueue<Run>) -> TimerRequest? {
         // A pending run whose quiet time has passed, but whose timer has not fired yet (the scheduler is late),
         // is superseded like any other: the run happens when the timer fires, with the last action.
         defer { lastActionAt = now }
@@ -238,6 +238,12 @@ struct DebounceStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
 
     @inlinable
     var dropsUntilThen: Bool { false }
+
+    /// Never called: ``alikeUntil`` is 0.
+    @inlinable
+    mutating func receiveAlike(_ run: consuming Run) -> TimerRequest? {
+        preconditionFailure("receiveAlike on a machine without an alike instant")
+    }
 
     /// Without `maxWait`, an action only moves the quiet deadline, which may then be late by `lateness` if that is
     /// at most a tenth of the interval. With `maxWait`, a late time would run a waiting run early (its longest wait

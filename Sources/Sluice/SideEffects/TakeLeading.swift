@@ -1,4 +1,5 @@
-import CSluiceSupport
+// `public import`: `LeadingRun.tryStart()` is inlined into the caller's module (see TimedEffect.swift).
+public import CSluiceSupport
 
 extension Middlewares {
     /// Runs a side effect only when no run of it is in progress: an action that arrives while one is running is
@@ -21,6 +22,10 @@ extension Middlewares {
     /// A time-based modifier inside `takeLeading` ends its run when it has taken the action in (the delayed run
     /// itself is not awaited); put `takeLeading` inside the time-based modifier to ignore actions while the delayed
     /// work runs.
+    ///
+    /// Inlinable, so that the per-action closure is specialized for the store's state and action types in the
+    /// caller's module.
+    @inlinable
     public static func takeLeading<State, Action>(_ effect: SideEffect<State, Action>) -> SideEffect<State, Action> {
         SideEffect(accepts: effect.accepts) { storeAPI in
             let handler = effect.install(storeAPI)
@@ -64,11 +69,14 @@ extension Middlewares {
 ///
 /// `@unchecked Sendable`: `isRunning` is only accessed through the C11 atomics of CSluiceSupport, and `run` is a
 /// ``Locked`` value.
-private final class LeadingRun: @unchecked Sendable {
+@usableFromInline
+final class LeadingRun: @unchecked Sendable {
     /// 1 while a run is in progress, else 0.
-    private let isRunning: UnsafeMutablePointer<UInt>
+    @usableFromInline
+    let isRunning: UnsafeMutablePointer<UInt>
     private let run = Locked<Cancellation?>(nil)
 
+    @usableFromInline
     init() {
         isRunning = .allocate(capacity: 1)
         isRunning.initialize(to: 0)
@@ -79,18 +87,21 @@ private final class LeadingRun: @unchecked Sendable {
     }
 
     /// Starts a run unless one is in progress; returns whether it did.
+    @inlinable
     func tryStart() -> Bool {
         // Acquire: the previous run's end (its `finish()`) happened before this run starts.
         csluice_pipeline_try_take(isRunning, 1)
     }
 
     /// The cancellation of the run that ``tryStart()`` admitted.
+    @usableFromInline
     func started(_ run: Cancellation) {
         self.run.withLock { $0 = run }
     }
 
     /// The run is over: the next action may start one. Its cancellation stops following the store's, so that
     /// finished runs do not pile up there.
+    @usableFromInline
     func finish() {
         let run: Cancellation? = self.run.withLock { run in
             defer { run = nil }

@@ -188,7 +188,7 @@ struct ThrottleStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
     }
 
     @inlinable
-    mutating func receive(_ run: Run, at now: DispatchTime, runs: inout RunQueue<Run>) -> TimerRequest? {
+    mutating func receive(_ run: consuming Run, at now: DispatchTime, runs: inout RunQueue<Run>) -> TimerRequest? {
         if isOpen, let end = windowEnd, now >= end {
             if let owed = pending {
                 // The trailing run was due at `end` and the timer is late: it runs now, before this action's run,
@@ -218,6 +218,20 @@ struct ThrottleStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
             timerGeneration &+= 1
             return (end, timerGeneration)
         }
+        guard trailing else { return nil }
+        let hadPending = pending != nil
+        pending = run
+        if !hadPending, let end = windowEnd {
+            timerGeneration &+= 1
+            return (end, timerGeneration)
+        }
+        return nil
+    }
+
+    /// An action inside the open window (before ``alikeUntil``): with `trailing`, it becomes the pending run, and
+    /// the first one of the window arms the timer; as ``receive(_:at:runs:)`` decides for any time before the end.
+    @inlinable
+    mutating func receiveAlike(_ run: consuming Run) -> TimerRequest? {
         guard trailing else { return nil }
         let hadPending = pending != nil
         pending = run

@@ -183,22 +183,41 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
         #endif
     }
 
-    /// The time in uptime nanoseconds to give the machine for an action, from a coarse reading of the clock, or
-    /// `nil` if the action is dropped: before `until` (the coarse time plus ``coarseClockLag`` is), the coarse time,
-    /// or nothing for a machine that drops then; else, for a machine that ``takesLateTime``, the coarse time plus
-    /// ``coarseClockLag`` (never before the time); else the precise time.
+    /// The time in uptime nanoseconds to give the machine for an action, from a coarse reading of the clock:
+    /// `nil` if it is before `until` (the coarse time plus ``coarseClockLag`` is), where the machine decides alike
+    /// for any time; else, for a machine that ``takesLateTime``, the coarse time plus ``coarseClockLag`` (never
+    /// before the time); else the precise time.
     @inlinable
     func time(coarse: UInt64, until: UInt64, precise: () -> UInt64) -> UInt64? {
         let upperBound = coarse &+ coarseClockLag
         if upperBound < until {
-            return dropsUntilThen ? nil : coarse
+            return nil
         }
         return takesLateTime ? upperBound : precise()
     }
 
-    /// An accepted action arrived (on the dispatching thread).
+    /// An action before the published ``alikeUntil``, for a machine that does not drop it there: the machine takes
+    /// it without a time (``TimedStateMachine/receiveAlike(_:)``). It decides no run there, so there is nothing to
+    /// hand off or perform, only perhaps a timer to arm.
     @inlinable
-    func receive(_ run: Run) {
+    func holdAlike(_ run: consuming Run) {
+        lock.lock()
+        let request = machine.receiveAlike(run)
+        if _slowPath(isClosing) {
+            noteClosingStateLocked()
+            lock.unlock()
+            return
+        }
+        lock.unlock()
+        if let request {
+            arm(request)
+        }
+    }
+
+    /// An accepted action arrived (on the dispatching thread). The run is consumed: the machine keeps it (a pending
+    /// trailing or debounced run, a queued delayed one) without a copy of the action.
+    @inlinable
+    func receive(_ run: consuming Run) {
         // Relaxed is enough: the word only moves forward, and a drop touches nothing that another thread wrote.
         let until = UInt64(csluice_pipeline_load(alikeUntil))
         let now: DispatchTime
@@ -210,7 +229,12 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
                     until: until,
                     precise: { csluice_monotonic_nanoseconds() }
                 )
-            else { return }
+            else {
+                if !dropsUntilThen {
+                    holdAlike(run)
+                }
+                return
+            }
             now = DispatchTime(uptimeNanoseconds: time)
         } else if let coarseScheduler {
             guard
@@ -219,7 +243,12 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
                     until: until,
                     precise: { coarseScheduler.now.uptimeNanoseconds }
                 )
-            else { return }
+            else {
+                if !dropsUntilThen {
+                    holdAlike(run)
+                }
+                return
+            }
             now = DispatchTime(uptimeNanoseconds: time)
         } else {
             now = scheduler.now
@@ -235,7 +264,12 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
                     until: until,
                     precise: { coarseScheduler.now.uptimeNanoseconds }
                 )
-            else { return }
+            else {
+                if !dropsUntilThen {
+                    holdAlike(run)
+                }
+                return
+            }
             now = DispatchTime(uptimeNanoseconds: time)
         } else {
             now = scheduler.now
@@ -276,7 +310,7 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
     /// Inlinable like ``receive(_:)``, and with `lock()` and `unlock()` for the same reason: this is the path of every
     /// action under the default placement.
     @inlinable
-    func receiveHandingOff(_ run: Run, at now: DispatchTime) {
+    func receiveHandingOff(_ run: consuming Run, at now: DispatchTime) {
         lock.lock()
         let request = machine.receive(run, at: now, runs: &runs)
         publishAlikeUntilLocked()
@@ -455,7 +489,7 @@ struct RunQueue<Run> {
 
     /// Queues a run behind every run decided before it.
     @inlinable
-    mutating func append(_ run: Run) {
+    mutating func append(_ run: consuming Run) {
         storage.append(run)
     }
 
@@ -512,7 +546,7 @@ protocol TimedStateMachine: SendableMetatype {
     /// Changes whenever the armed timer is replaced or disarmed; a timer that fires with an old generation is stale.
     var timerGeneration: UInt64 { get }
     /// An action arrived at `now`.
-    mutating func receive(_ run: Run, at now: DispatchTime, runs: inout RunQueue<Run>) -> TimerRequest?
+    mutating func receive(_ run: consuming Run, at now: DispatchTime, runs: inout RunQueue<Run>) -> TimerRequest?
     /// The armed timer fired at `now`.
     mutating func timerFired(at now: DispatchTime, runs: inout RunQueue<Run>) -> TimerRequest?
     /// The store shuts down: append every owed run to `runs` now, forget the timer, and return how many.
@@ -528,6 +562,9 @@ protocol TimedStateMachine: SendableMetatype {
     var dropsUntilThen: Bool { get }
     /// The store went away: forget everything.
     mutating func reset()
+    /// An action arrived before ``alikeUntil`` (so the machine decides as for any time then); only called on a
+    /// machine whose ``alikeUntil`` is not 0 and that does not drop there (``dropsUntilThen``). It appends no run.
+    mutating func receiveAlike(_ run: consuming Run) -> TimerRequest?
     /// Whether ``receive(_:at:runs:)`` may be given, as `now`, a time up to `lateness` nanoseconds after the real
     /// one: every deadline it derives from `now` is then up to that late, never early, and that is acceptable for
     /// this machine (it decides no run in `receive` from it, and the lateness is at most a tenth of its interval).

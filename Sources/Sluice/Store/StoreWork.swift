@@ -116,11 +116,13 @@ final class StoreWork: Sendable {
 
     /// Enters a run of a `takeLeading`, inside the run `parent` if any, and returns its token; the run is under way
     /// until ``endRun(_:)`` and every entry begun inside it ended, and then `onIdle` runs, once.
+    @usableFromInline
     func beginRun(in parent: UInt64?, onIdle: @escaping @Sendable () -> Void) -> UInt64 {
         state.withLock { $0.beginRun(parent: parent, onIdle: onIdle) }
     }
 
     /// The synchronous call of run `token` returned.
+    @usableFromInline
     func endRun(_ token: UInt64) {
         perform(state.withLock { $0.endRun(token) })
     }
@@ -390,8 +392,25 @@ final class StoreWork: Sendable {
 }
 
 /// The id of an effect, as the ledger keys it.
+///
+/// The id is boxed, so that a ledger entry holds one reference rather than an existential: entries are moved in
+/// and out of the ledger on every run of a `takeLeading`, and an existential is copied through its value witnesses.
 struct EffectID: Hashable, Sendable {
-    let base: any Hashable & Sendable
+    private final class Box: Sendable {
+        let base: any Hashable & Sendable
+
+        init(_ base: any Hashable & Sendable) {
+            self.base = base
+        }
+    }
+
+    private let box: Box
+
+    init(base: any Hashable & Sendable) {
+        box = Box(base)
+    }
+
+    var base: any Hashable & Sendable { box.base }
 
     static func == (lhs: EffectID, rhs: EffectID) -> Bool {
         AnyHashable(lhs.base) == AnyHashable(rhs.base)
@@ -732,7 +751,7 @@ struct Slab<Element: Sendable>: Sendable {
     private var serial: UInt64 = 0
 
     /// Stores `element` and returns its token.
-    mutating func insert(_ element: Element) -> UInt64 {
+    mutating func insert(_ element: consuming Element) -> UInt64 {
         serial &+= 1
         let slot: Int
         if let reused = free.popLast() {
