@@ -156,6 +156,22 @@ struct DebounceStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
     mutating func receive(_ run: consuming Run, at now: DispatchTime, runs: inout RunQueue<Run>) -> TimerRequest? {
         // A pending run whose quiet time has passed, but whose timer has not fired yet (the scheduler is late),
         // is superseded like any other: the run happens when the timer fires, with the last action.
+        guard maxWait != nil else {
+            // Without `maxWait` only the quiet deadline counts (and `lastActionAt` is never read).
+            guard let newDeadline = now.adding(interval) else {
+                // `.never`: nothing ever runs.
+                pending = nil
+                return nil
+            }
+            pending = run
+            deadline = newDeadline
+            if isTimerArmed {
+                return nil
+            }
+            isTimerArmed = true
+            timerGeneration &+= 1
+            return (newDeadline, timerGeneration)
+        }
         defer { lastActionAt = now }
         if maxWait != nil {
             if pending != nil, let latest = maxDeadline, now >= latest {

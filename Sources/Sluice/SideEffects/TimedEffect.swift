@@ -45,7 +45,7 @@ struct EffectRun<State: Sendable, Action: Sendable>: Sendable {
 /// (left by delayed runs that another thread performs, say) runs before shutdown returns.
 ///
 /// `@unchecked Sendable`: `machine`, `runs`, `timer`, `handoffPending`, `isClosing` and the closing state are
-/// guarded by `lock`. They are not one ``Locked`` value because the per-action path (``receive(_:)``, ``perform(_:_:)``)
+/// guarded by `lock`. They are not one ``Locked`` value because the per-action path (``receive(_:_:)``, ``perform(_:_:)``)
 /// takes and gives up the lock with `lock()` and `unlock()` around the machine's call, with a rare closing branch in
 /// between, so that the common path inlines without a closure and its context; the fields are
 /// `@exclusivity(unchecked)` for the same reason (callgrind, `DispatchProfile throttle`).
@@ -57,12 +57,12 @@ struct EffectRun<State: Sendable, Action: Sendable>: Sendable {
 /// Most actions that reach a `throttle` find its window open, and its machine then decides alike for any time
 /// before the window's end (``TimedStateMachine/alikeUntil``): it drops the action (leading only) or makes it the
 /// pending trailing run. The machine publishes that instant in `alikeUntil`, an atomic word, after each action, and
-/// ``receive(_:)`` compares the time with it first: before it, a machine that only drops there
+/// ``receive(_:_:)`` compares the time with it first: before it, a machine that only drops there
 /// (``TimedStateMachine/dropsUntilThen``) drops the action without the lock, and any other machine is given the time
 /// without a precise clock read. The instant never moves backward, so a stale read is an earlier instant, which only
 /// sends the action down the exact path. On Linux, with the default scheduler, that comparison reads the coarse
 /// monotonic clock (the time of the last timer tick, a third of the cost of the precise clock): the time is before
-/// the instant if the coarse time plus twice the tick is, and otherwise ``receive(_:)`` reads the precise clock.
+/// the instant if the coarse time plus twice the tick is, and otherwise ``receive(_:_:)`` reads the precise clock.
 /// On a platform whose word is narrower than 64 bits the word stays 0.
 ///
 /// A machine whose deadlines may be a little late (``TimedStateMachine/toleratesLateTime(by:)``: `delay`, and
@@ -214,10 +214,14 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
         }
     }
 
-    /// An accepted action arrived (on the dispatching thread). The run is consumed: the machine keeps it (a pending
-    /// trailing or debounced run, a queued delayed one) without a copy of the action.
+    /// An accepted action arrived (on the dispatching thread), with the API of its run.
+    ///
+    /// The run is made only where it is taken, and handed on as it is: the machine keeps it (a pending trailing or
+    /// debounced run, a queued delayed one) without another copy of the action, and an action that is dropped
+    /// costs no copy at all.
     @inlinable
-    func receive(_ run: consuming Run) {
+    func receive<State, Action>(_ action: Action, _ api: MiddlewareAPI<State, Action>)
+    where Run == EffectRun<State, Action> {
         // Relaxed is enough: the word only moves forward, and a drop touches nothing that another thread wrote.
         let until = UInt64(csluice_pipeline_load(alikeUntil))
         let now: DispatchTime
@@ -231,7 +235,7 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
                 )
             else {
                 if !dropsUntilThen {
-                    holdAlike(run)
+                    holdAlike(EffectRun(action: action, api: api))
                 }
                 return
             }
@@ -245,7 +249,7 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
                 )
             else {
                 if !dropsUntilThen {
-                    holdAlike(run)
+                    holdAlike(EffectRun(action: action, api: api))
                 }
                 return
             }
@@ -266,7 +270,7 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
                 )
             else {
                 if !dropsUntilThen {
-                    holdAlike(run)
+                    holdAlike(EffectRun(action: action, api: api))
                 }
                 return
             }
@@ -279,11 +283,12 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
         }
         #endif
         if placement == .onScheduler {
-            receiveHandingOff(run, at: now)
+            receiveHandingOff(EffectRun(action: action, api: api), at: now)
             return
         }
         // `lock()` and `unlock()` rather than `withLock`: with the closing branch inside, the closure is not inlined,
         // which costs a call and its context on every action.
+        let run = EffectRun(action: action, api: api)
         lock.lock()
         let request = machine.receive(run, at: now, runs: &runs)
         publishAlikeUntilLocked()
@@ -301,13 +306,13 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
         }
     }
 
-    /// ``receive(_:)`` with ``RunPlacement/onScheduler``: the runs that the action decided are performed by the
+    /// ``receive(_:_:)`` with ``RunPlacement/onScheduler``: the runs that the action decided are performed by the
     /// scheduler, never by the dispatching thread.
     ///
     /// While the store shuts down, the runs are performed on the calling thread instead, like the runs that
     /// shutdown releases.
     ///
-    /// Inlinable like ``receive(_:)``, and with `lock()` and `unlock()` for the same reason: this is the path of every
+    /// Inlinable like ``receive(_:_:)``, and with `lock()` and `unlock()` for the same reason: this is the path of every
     /// action under the default placement.
     @inlinable
     func receiveHandingOff(_ run: consuming Run, at now: DispatchTime) {
@@ -652,7 +657,7 @@ extension SideEffect {
                 run.api.runWithDependenciesUnlessCancelled(handler, run.action)
             }
             storeAPI.registerForShutdown(timed)
-            return { action, api in timed.receive(EffectRun(action: action, api: api)) }
+            return { action, api in timed.receive(action, api) }
         }
     }
 }
