@@ -45,9 +45,9 @@ struct EffectRun<State: Sendable, Action: Sendable>: Sendable {
 /// (left by delayed runs that another thread performs, say) runs before shutdown returns.
 ///
 /// `@unchecked Sendable`: `machine`, `runs`, `timer`, `handoffPending`, `isClosing` and the closing state are
-/// guarded by `lock`. They are not one ``Locked`` value because the per-action path (``receive(_:_:)``, ``perform(_:_:)``)
-/// takes and gives up the lock with `lock()` and `unlock()` around the machine's call, with a rare closing branch in
-/// between, so that the common path inlines without a closure and its context; the fields are
+/// guarded by `lock`. They are not one ``Locked`` value because the per-action path (``receive(_:_:)``,
+/// ``perform(_:_:)``) takes and gives up the lock with `lock()` and `unlock()` around the machine's call, with a rare
+/// closing branch in between, so that the common path inlines without a closure and its context; the fields are
 /// `@exclusivity(unchecked)` for the same reason (callgrind, `DispatchProfile throttle`).
 ///
 /// The per-action path is `@inlinable`, so that it is specialized for the store's state and action types in the
@@ -312,8 +312,8 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
     /// While the store shuts down, the runs are performed on the calling thread instead, like the runs that
     /// shutdown releases.
     ///
-    /// Inlinable like ``receive(_:_:)``, and with `lock()` and `unlock()` for the same reason: this is the path of every
-    /// action under the default placement.
+    /// Inlinable like ``receive(_:_:)``, and with `lock()` and `unlock()` for the same reason: this is the path of
+    /// every action under the default placement.
     @inlinable
     func receiveHandingOff(_ run: consuming Run, at now: DispatchTime) {
         lock.lock()
