@@ -151,6 +151,20 @@ import Testing
         #expect(harness.recorded == ["1@3500", "3@103500"])
     }
 
+    @Test func aHeldActionUnderTakeLatestBringsItsOwnRun() {
+        // Under `takeLatest` each action has an API of its own (its run's cancellation): the held action replaces
+        // the pending run whole, so the trailing run has the newest action's API, which nothing superseded.
+        let harness = Harness {
+            Middlewares.takeLatest(Middlewares.throttle(.milliseconds(100), latest: true, on: $0, $1))
+        }
+        harness.dispatch(1, atMicroseconds: 3_500)
+        harness.advance(toMicroseconds: 3_500)
+        harness.dispatch(2, atMicroseconds: 50_000)
+        harness.dispatch(3, atMicroseconds: 60_000)  // held in place of 2, whose run 3 supersedes
+        harness.advance(toMicroseconds: 103_500)
+        #expect(harness.recorded == ["1@3500", "3@103500"])
+    }
+
     @Test func aLeadingThrottleLetsAnActionThroughAtTheWindowsEnd() {
         let harness = Harness { Middlewares.throttle(.milliseconds(100), on: $0, $1) }
         harness.dispatch(1, atMicroseconds: 3_500)

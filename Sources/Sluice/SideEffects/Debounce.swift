@@ -257,7 +257,7 @@ struct DebounceStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
 
     /// Never called: ``alikeUntil`` is 0.
     @inlinable
-    mutating func receiveAlike(_ run: consuming Run) -> TimerRequest? {
+    mutating func receiveAlike(_ hold: (inout Run?) -> Void) -> TimerRequest? {
         preconditionFailure("receiveAlike on a machine without an alike instant")
     }
 

@@ -231,10 +231,10 @@ struct ThrottleStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
     /// An action inside the open window (before ``alikeUntil``): with `trailing`, it becomes the pending run, and
     /// the first one of the window arms the timer; as ``receive(_:at:runs:)`` decides for any time before the end.
     @inlinable
-    mutating func receiveAlike(_ run: consuming Run) -> TimerRequest? {
+    mutating func receiveAlike(_ hold: (inout Run?) -> Void) -> TimerRequest? {
         guard trailing else { return nil }
         let hadPending = pending != nil
-        pending = run
+        hold(&pending)
         if !hadPending, let end = windowEnd {
             timerGeneration &+= 1
             return (end, timerGeneration)

@@ -7,7 +7,7 @@ public import Dispatch
 @usableFromInline
 struct EffectRun<State: Sendable, Action: Sendable>: Sendable {
     @usableFromInline
-    let action: Action
+    var action: Action
     @usableFromInline
     let api: MiddlewareAPI<State, Action>
 
@@ -15,6 +15,12 @@ struct EffectRun<State: Sendable, Action: Sendable>: Sendable {
     init(action: Action, api: MiddlewareAPI<State, Action>) {
         self.action = action
         self.api = api
+    }
+
+    /// Whether this run's API is `other`: the same store and the same run cancellation.
+    @inlinable
+    func hasAPI(_ other: borrowing MiddlewareAPI<State, Action>) -> Bool {
+        api.core === other.core && api.cancellation === other.cancellation
     }
 }
 
@@ -199,10 +205,21 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
     /// An action before the published ``alikeUntil``, for a machine that does not drop it there: the machine takes
     /// it without a time (``TimedStateMachine/receiveAlike(_:)``). It decides no run there, so there is nothing to
     /// hand off or perform, only perhaps a timer to arm.
+    ///
+    /// The machine's pending run is replaced in place: when it has the same API (the same store and run
+    /// cancellation, as every action dispatched from outside has), only its action is replaced, so that holding an
+    /// action retains and releases no API.
     @inlinable
-    func holdAlike(_ run: consuming Run) {
+    func holdAlike<State, Action>(_ action: Action, _ api: MiddlewareAPI<State, Action>)
+    where Run == EffectRun<State, Action> {
         lock.lock()
-        let request = machine.receiveAlike(run)
+        let request = machine.receiveAlike { pending in
+            if pending?.hasAPI(api) == true {
+                pending!.action = action
+            } else {
+                pending = EffectRun(action: action, api: api)
+            }
+        }
         if _slowPath(isClosing) {
             noteClosingStateLocked()
             lock.unlock()
@@ -235,7 +252,7 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
                 )
             else {
                 if !dropsUntilThen {
-                    holdAlike(EffectRun(action: action, api: api))
+                    holdAlike(action, api)
                 }
                 return
             }
@@ -249,7 +266,7 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
                 )
             else {
                 if !dropsUntilThen {
-                    holdAlike(EffectRun(action: action, api: api))
+                    holdAlike(action, api)
                 }
                 return
             }
@@ -270,7 +287,7 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
                 )
             else {
                 if !dropsUntilThen {
-                    holdAlike(EffectRun(action: action, api: api))
+                    holdAlike(action, api)
                 }
                 return
             }
@@ -568,8 +585,9 @@ protocol TimedStateMachine: SendableMetatype {
     /// The store went away: forget everything.
     mutating func reset()
     /// An action arrived before ``alikeUntil`` (so the machine decides as for any time then); only called on a
-    /// machine whose ``alikeUntil`` is not 0 and that does not drop there (``dropsUntilThen``). It appends no run.
-    mutating func receiveAlike(_ run: consuming Run) -> TimerRequest?
+    /// machine whose ``alikeUntil`` is not 0 and that does not drop there (``dropsUntilThen``). It appends no run;
+    /// if it keeps the action, it calls `hold` with its pending run, which `hold` replaces with the action's.
+    mutating func receiveAlike(_ hold: (inout Run?) -> Void) -> TimerRequest?
     /// Whether ``receive(_:at:runs:)`` may be given, as `now`, a time up to `lateness` nanoseconds after the real
     /// one: every deadline it derives from `now` is then up to that late, never early, and that is acceptable for
     /// this machine (it decides no run in `receive` from it, and the lateness is at most a tenth of its interval).
