@@ -9,6 +9,7 @@ public struct MiddlewareAPI<State: Sendable, Action: Sendable>: Sendable {
     @usableFromInline
     package let cancellation: Cancellation?
 
+    @usableFromInline
     init(core: StoreCore<State, Action>, cancellation: Cancellation? = nil) {
         self.core = core
         self.cancellation = cancellation
@@ -70,11 +71,13 @@ public struct MiddlewareAPI<State: Sendable, Action: Sendable>: Sendable {
     }
 
     /// The same API with its dispatches tied to `cancellation` as well.
+    @usableFromInline
     package func cancellable(by cancellation: Cancellation) -> MiddlewareAPI {
         MiddlewareAPI(core: core, cancellation: cancellation)
     }
 
     /// What cancels work started by this run: the run's own cancellation, or else the store's lifetime.
+    @usableFromInline
     package var runCancellation: Cancellation {
         cancellation ?? core.lifetime
     }

@@ -153,9 +153,25 @@ struct DebounceStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
     }
 
     @inlinable
-    mutating func receive(_ run: Run, at now: DispatchTime, runs: inout RunQueue<Run>) -> TimerRequest? {
+    mutating func receive(_ run: consuming Run, at now: DispatchTime, runs: inout RunQueue<Run>) -> TimerRequest? {
         // A pending run whose quiet time has passed, but whose timer has not fired yet (the scheduler is late),
         // is superseded like any other: the run happens when the timer fires, with the last action.
+        guard maxWait != nil else {
+            // Without `maxWait` only the quiet deadline counts (and `lastActionAt` is never read).
+            guard let newDeadline = now.adding(interval) else {
+                // `.never`: nothing ever runs.
+                pending = nil
+                return nil
+            }
+            pending = run
+            deadline = newDeadline
+            if isTimerArmed {
+                return nil
+            }
+            isTimerArmed = true
+            timerGeneration &+= 1
+            return (newDeadline, timerGeneration)
+        }
         defer { lastActionAt = now }
         if maxWait != nil {
             if pending != nil, let latest = maxDeadline, now >= latest {
@@ -238,6 +254,21 @@ struct DebounceStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
 
     @inlinable
     var dropsUntilThen: Bool { false }
+
+    /// Never called: ``alikeUntil`` is 0.
+    @inlinable
+    mutating func receiveAlike(_ hold: (inout Run?) -> Void) -> TimerRequest? {
+        preconditionFailure("receiveAlike on a machine without an alike instant")
+    }
+
+    /// Without `maxWait`, an action only moves the quiet deadline, which may then be late by `lateness` if that is
+    /// at most a tenth of the interval. With `maxWait`, a late time would run a waiting run early (its longest wait
+    /// would seem to have passed), so never.
+    @inlinable
+    func toleratesLateTime(by lateness: UInt64) -> Bool {
+        guard maxWait == nil, let interval, interval > 0 else { return false }
+        return lateness <= interval / 10
+    }
 
     @inlinable
     var owesRuns: Bool {

@@ -95,7 +95,7 @@ struct DelayStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
     }
 
     @inlinable
-    mutating func receive(_ run: Run, at now: DispatchTime, runs: inout RunQueue<Run>) -> TimerRequest? {
+    mutating func receive(_ run: consuming Run, at now: DispatchTime, runs: inout RunQueue<Run>) -> TimerRequest? {
         guard let deadline = now.adding(interval) else { return nil }
         entries.append((deadline, run))
         if !isTimerArmed {
@@ -146,6 +146,20 @@ struct DelayStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
 
     @inlinable
     var dropsUntilThen: Bool { false }
+
+    /// Never called: ``alikeUntil`` is 0.
+    @inlinable
+    mutating func receiveAlike(_ hold: (inout Run?) -> Void) -> TimerRequest? {
+        preconditionFailure("receiveAlike on a machine without an alike instant")
+    }
+
+    /// An action only queues its run at its deadline, which may then be late by `lateness` if that is at most a
+    /// tenth of the interval (a zero interval runs every action at once: never).
+    @inlinable
+    func toleratesLateTime(by lateness: UInt64) -> Bool {
+        guard let interval, interval > 0 else { return false }
+        return lateness <= interval / 10
+    }
 
     @inlinable
     var owesRuns: Bool {

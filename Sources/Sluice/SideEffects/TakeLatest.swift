@@ -13,6 +13,10 @@ extension Middlewares {
     ///     api.dispatch(.quoteReceived(quote))  // dropped if a newer request superseded this one
     /// })
     /// ```
+    ///
+    /// Inlinable, so that the per-action closure is specialized for the store's state and action types in the
+    /// caller's module.
+    @inlinable
     public static func takeLatest<State, Action>(_ effect: SideEffect<State, Action>) -> SideEffect<State, Action> {
         SideEffect(accepts: effect.accepts) { storeAPI in
             let handler = effect.install(storeAPI)

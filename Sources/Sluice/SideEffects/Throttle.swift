@@ -188,7 +188,7 @@ struct ThrottleStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
     }
 
     @inlinable
-    mutating func receive(_ run: Run, at now: DispatchTime, runs: inout RunQueue<Run>) -> TimerRequest? {
+    mutating func receive(_ run: consuming Run, at now: DispatchTime, runs: inout RunQueue<Run>) -> TimerRequest? {
         if isOpen, let end = windowEnd, now >= end {
             if let owed = pending {
                 // The trailing run was due at `end` and the timer is late: it runs now, before this action's run,
@@ -221,6 +221,20 @@ struct ThrottleStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
         guard trailing else { return nil }
         let hadPending = pending != nil
         pending = run
+        if !hadPending, let end = windowEnd {
+            timerGeneration &+= 1
+            return (end, timerGeneration)
+        }
+        return nil
+    }
+
+    /// An action inside the open window (before ``alikeUntil``): with `trailing`, it becomes the pending run, and
+    /// the first one of the window arms the timer; as ``receive(_:at:runs:)`` decides for any time before the end.
+    @inlinable
+    mutating func receiveAlike(_ hold: (inout Run?) -> Void) -> TimerRequest? {
+        guard trailing else { return nil }
+        let hadPending = pending != nil
+        hold(&pending)
         if !hadPending, let end = windowEnd {
             timerGeneration &+= 1
             return (end, timerGeneration)
@@ -266,6 +280,12 @@ struct ThrottleStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
     @inlinable
     var dropsUntilThen: Bool {
         leading && !trailing
+    }
+
+    /// Never: a window opened late would drop an action that comes after its real end instead of running it.
+    @inlinable
+    func toleratesLateTime(by lateness: UInt64) -> Bool {
+        false
     }
 
     @inlinable

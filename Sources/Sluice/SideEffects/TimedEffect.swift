@@ -7,7 +7,7 @@ public import Dispatch
 @usableFromInline
 struct EffectRun<State: Sendable, Action: Sendable>: Sendable {
     @usableFromInline
-    let action: Action
+    var action: Action
     @usableFromInline
     let api: MiddlewareAPI<State, Action>
 
@@ -15,6 +15,12 @@ struct EffectRun<State: Sendable, Action: Sendable>: Sendable {
     init(action: Action, api: MiddlewareAPI<State, Action>) {
         self.action = action
         self.api = api
+    }
+
+    /// Whether this run's API is `other`: the same store and the same run cancellation.
+    @inlinable
+    func hasAPI(_ other: borrowing MiddlewareAPI<State, Action>) -> Bool {
+        api.core === other.core && api.cancellation === other.cancellation
     }
 }
 
@@ -45,9 +51,9 @@ struct EffectRun<State: Sendable, Action: Sendable>: Sendable {
 /// (left by delayed runs that another thread performs, say) runs before shutdown returns.
 ///
 /// `@unchecked Sendable`: `machine`, `runs`, `timer`, `handoffPending`, `isClosing` and the closing state are
-/// guarded by `lock`. They are not one ``Locked`` value because the per-action path (``receive(_:)``, ``perform(_:_:)``)
-/// takes and gives up the lock with `lock()` and `unlock()` around the machine's call, with a rare closing branch in
-/// between, so that the common path inlines without a closure and its context; the fields are
+/// guarded by `lock`. They are not one ``Locked`` value because the per-action path (``receive(_:_:)``,
+/// ``perform(_:_:)``) takes and gives up the lock with `lock()` and `unlock()` around the machine's call, with a rare
+/// closing branch in between, so that the common path inlines without a closure and its context; the fields are
 /// `@exclusivity(unchecked)` for the same reason (callgrind, `DispatchProfile throttle`).
 ///
 /// The per-action path is `@inlinable`, so that it is specialized for the store's state and action types in the
@@ -57,13 +63,21 @@ struct EffectRun<State: Sendable, Action: Sendable>: Sendable {
 /// Most actions that reach a `throttle` find its window open, and its machine then decides alike for any time
 /// before the window's end (``TimedStateMachine/alikeUntil``): it drops the action (leading only) or makes it the
 /// pending trailing run. The machine publishes that instant in `alikeUntil`, an atomic word, after each action, and
-/// ``receive(_:)`` compares the time with it first: before it, a machine that only drops there
+/// ``receive(_:_:)`` compares the time with it first: before it, a machine that only drops there
 /// (``TimedStateMachine/dropsUntilThen``) drops the action without the lock, and any other machine is given the time
 /// without a precise clock read. The instant never moves backward, so a stale read is an earlier instant, which only
 /// sends the action down the exact path. On Linux, with the default scheduler, that comparison reads the coarse
 /// monotonic clock (the time of the last timer tick, a third of the cost of the precise clock): the time is before
-/// the instant if the coarse time plus twice the tick is, and otherwise ``receive(_:)`` reads the precise clock.
+/// the instant if the coarse time plus twice the tick is, and otherwise ``receive(_:_:)`` reads the precise clock.
 /// On a platform whose word is narrower than 64 bits the word stays 0.
+///
+/// A machine whose deadlines may be a little late (``TimedStateMachine/toleratesLateTime(by:)``: `delay`, and
+/// `debounce` without `maxWait`, each with an interval of at least ten times that lateness) is given, for an action
+/// outside that instant, the coarse time plus twice the tick instead of a precise read: an upper bound of the time,
+/// so that a deadline computed from it is never early, and at most two ticks late, within the leeway that
+/// libdispatch gives a timer of that interval (a tenth of it). The precise clock costs about three times the coarse
+/// one, and a held `delay` or `debounce` action would otherwise read it every time. A scheduler that conforms to
+/// ``CoarseClockScheduler`` gets the same treatment with its own two readings (tests use one on virtual time).
 @usableFromInline
 final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
     @usableFromInline
@@ -107,6 +121,13 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
     /// How far the coarse monotonic clock may lag the precise one: two of its ticks.
     @usableFromInline
     let coarseClockLag: UInt64
+    /// The scheduler, if it has a coarse reading of its own (and is not read as the monotonic clock directly).
+    @usableFromInline
+    let coarseScheduler: (any CoarseClockScheduler)?
+    /// Whether an action outside ``alikeUntil`` is given the coarse time plus ``coarseClockLag`` (an upper bound of
+    /// the time) rather than a precise read: the machine tolerates deadlines that late.
+    @usableFromInline
+    let takesLateTime: Bool
 
     @usableFromInline
     init(
@@ -128,7 +149,19 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
         #else
         readsMonotonicClock = false
         #endif
-        coarseClockLag = 2 * csluice_monotonic_coarse_resolution()
+        if !readsMonotonicClock, let coarse = scheduler as? any CoarseClockScheduler {
+            coarseScheduler = coarse
+            coarseClockLag = 2 * coarse.coarseTick
+        } else {
+            coarseScheduler = nil
+            coarseClockLag = 2 * csluice_monotonic_coarse_resolution()
+        }
+        #if os(Linux)
+        let hasCoarseClock = readsMonotonicClock || coarseScheduler != nil
+        #else
+        let hasCoarseClock = coarseScheduler != nil
+        #endif
+        takesLateTime = hasCoarseClock && coarseClockLag > 0 && machine.toleratesLateTime(by: coarseClockLag)
         lifetime.onCancel { [weak self] in self?.tearDown() }
     }
 
@@ -156,23 +189,88 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
         #endif
     }
 
-    /// An accepted action arrived (on the dispatching thread).
+    /// The time in uptime nanoseconds to give the machine for an action, from a coarse reading of the clock:
+    /// `nil` if it is before `until` (the coarse time plus ``coarseClockLag`` is), where the machine decides alike
+    /// for any time; else, for a machine that ``takesLateTime``, the coarse time plus ``coarseClockLag`` (never
+    /// before the time); else the precise time.
     @inlinable
-    func receive(_ run: Run) {
+    func time(coarse: UInt64, until: UInt64, precise: () -> UInt64) -> UInt64? {
+        let upperBound = coarse &+ coarseClockLag
+        if upperBound < until {
+            return nil
+        }
+        return takesLateTime ? upperBound : precise()
+    }
+
+    /// An action before the published ``alikeUntil``, for a machine that does not drop it there: the machine takes
+    /// it without a time (``TimedStateMachine/receiveAlike(_:)``). It decides no run there, so there is nothing to
+    /// hand off or perform, only perhaps a timer to arm.
+    ///
+    /// The machine's pending run is replaced in place: when it has the same API (the same store and run
+    /// cancellation, as every action dispatched from outside has), only its action is replaced, so that holding an
+    /// action retains and releases no API.
+    @inlinable
+    func holdAlike<State, Action>(_ action: Action, _ api: MiddlewareAPI<State, Action>)
+    where Run == EffectRun<State, Action> {
+        lock.lock()
+        let request = machine.receiveAlike { pending in
+            if pending?.hasAPI(api) == true {
+                pending!.action = action
+            } else {
+                pending = EffectRun(action: action, api: api)
+            }
+        }
+        if _slowPath(isClosing) {
+            noteClosingStateLocked()
+            lock.unlock()
+            return
+        }
+        lock.unlock()
+        if let request {
+            arm(request)
+        }
+    }
+
+    /// An accepted action arrived (on the dispatching thread), with the API of its run.
+    ///
+    /// The run is made only where it is taken, and handed on as it is: the machine keeps it (a pending trailing or
+    /// debounced run, a queued delayed one) without another copy of the action, and an action that is dropped
+    /// costs no copy at all.
+    @inlinable
+    func receive<State, Action>(_ action: Action, _ api: MiddlewareAPI<State, Action>)
+    where Run == EffectRun<State, Action> {
         // Relaxed is enough: the word only moves forward, and a drop touches nothing that another thread wrote.
         let until = UInt64(csluice_pipeline_load(alikeUntil))
         let now: DispatchTime
         #if os(Linux)
         if readsMonotonicClock {
-            let coarse = csluice_monotonic_coarse_nanoseconds()
-            if coarse &+ coarseClockLag < until {
-                if dropsUntilThen {
-                    return
+            guard
+                let time = time(
+                    coarse: csluice_monotonic_coarse_nanoseconds(),
+                    until: until,
+                    precise: { csluice_monotonic_nanoseconds() }
+                )
+            else {
+                if !dropsUntilThen {
+                    holdAlike(action, api)
                 }
-                now = DispatchTime(uptimeNanoseconds: coarse)
-            } else {
-                now = DispatchTime(uptimeNanoseconds: csluice_monotonic_nanoseconds())
+                return
             }
+            now = DispatchTime(uptimeNanoseconds: time)
+        } else if let coarseScheduler {
+            guard
+                let time = time(
+                    coarse: coarseScheduler.coarseNow.uptimeNanoseconds,
+                    until: until,
+                    precise: { coarseScheduler.now.uptimeNanoseconds }
+                )
+            else {
+                if !dropsUntilThen {
+                    holdAlike(action, api)
+                }
+                return
+            }
+            now = DispatchTime(uptimeNanoseconds: time)
         } else {
             now = scheduler.now
             if dropsUntilThen && now.uptimeNanoseconds < until {
@@ -180,17 +278,34 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
             }
         }
         #else
-        now = scheduler.now
-        if dropsUntilThen && now.uptimeNanoseconds < until {
-            return
+        if let coarseScheduler {
+            guard
+                let time = time(
+                    coarse: coarseScheduler.coarseNow.uptimeNanoseconds,
+                    until: until,
+                    precise: { coarseScheduler.now.uptimeNanoseconds }
+                )
+            else {
+                if !dropsUntilThen {
+                    holdAlike(action, api)
+                }
+                return
+            }
+            now = DispatchTime(uptimeNanoseconds: time)
+        } else {
+            now = scheduler.now
+            if dropsUntilThen && now.uptimeNanoseconds < until {
+                return
+            }
         }
         #endif
         if placement == .onScheduler {
-            receiveHandingOff(run, at: now)
+            receiveHandingOff(EffectRun(action: action, api: api), at: now)
             return
         }
         // `lock()` and `unlock()` rather than `withLock`: with the closing branch inside, the closure is not inlined,
         // which costs a call and its context on every action.
+        let run = EffectRun(action: action, api: api)
         lock.lock()
         let request = machine.receive(run, at: now, runs: &runs)
         publishAlikeUntilLocked()
@@ -208,16 +323,16 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
         }
     }
 
-    /// ``receive(_:)`` with ``RunPlacement/onScheduler``: the runs that the action decided are performed by the
+    /// ``receive(_:_:)`` with ``RunPlacement/onScheduler``: the runs that the action decided are performed by the
     /// scheduler, never by the dispatching thread.
     ///
     /// While the store shuts down, the runs are performed on the calling thread instead, like the runs that
     /// shutdown releases.
     ///
-    /// Inlinable like ``receive(_:)``, and with `lock()` and `unlock()` for the same reason: this is the path of every
-    /// action under the default placement.
+    /// Inlinable like ``receive(_:_:)``, and with `lock()` and `unlock()` for the same reason: this is the path of
+    /// every action under the default placement.
     @inlinable
-    func receiveHandingOff(_ run: Run, at now: DispatchTime) {
+    func receiveHandingOff(_ run: consuming Run, at now: DispatchTime) {
         lock.lock()
         let request = machine.receive(run, at: now, runs: &runs)
         publishAlikeUntilLocked()
@@ -238,6 +353,8 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
             arm(request)
         }
         if handOff {
+            // `now` is never an upper bound of the time here: a machine that ``takesLateTime`` decides no run when
+            // an action arrives (see ``TimedStateMachine/toleratesLateTime(by:)``).
             _ = scheduler.schedule(after: now) { [weak self] in self?.drainHandedOff() }
         }
     }
@@ -394,7 +511,7 @@ struct RunQueue<Run> {
 
     /// Queues a run behind every run decided before it.
     @inlinable
-    mutating func append(_ run: Run) {
+    mutating func append(_ run: consuming Run) {
         storage.append(run)
     }
 
@@ -451,7 +568,7 @@ protocol TimedStateMachine: SendableMetatype {
     /// Changes whenever the armed timer is replaced or disarmed; a timer that fires with an old generation is stale.
     var timerGeneration: UInt64 { get }
     /// An action arrived at `now`.
-    mutating func receive(_ run: Run, at now: DispatchTime, runs: inout RunQueue<Run>) -> TimerRequest?
+    mutating func receive(_ run: consuming Run, at now: DispatchTime, runs: inout RunQueue<Run>) -> TimerRequest?
     /// The armed timer fired at `now`.
     mutating func timerFired(at now: DispatchTime, runs: inout RunQueue<Run>) -> TimerRequest?
     /// The store shuts down: append every owed run to `runs` now, forget the timer, and return how many.
@@ -467,6 +584,26 @@ protocol TimedStateMachine: SendableMetatype {
     var dropsUntilThen: Bool { get }
     /// The store went away: forget everything.
     mutating func reset()
+    /// An action arrived before ``alikeUntil`` (so the machine decides as for any time then); only called on a
+    /// machine whose ``alikeUntil`` is not 0 and that does not drop there (``dropsUntilThen``). It appends no run;
+    /// if it keeps the action, it calls `hold` with its pending run, which `hold` replaces with the action's.
+    mutating func receiveAlike(_ hold: (inout Run?) -> Void) -> TimerRequest?
+    /// Whether ``receive(_:at:runs:)`` may be given, as `now`, a time up to `lateness` nanoseconds after the real
+    /// one: every deadline it derives from `now` is then up to that late, never early, and that is acceptable for
+    /// this machine (it decides no run in `receive` from it, and the lateness is at most a tenth of its interval).
+    func toleratesLateTime(by lateness: UInt64) -> Bool
+}
+
+/// A scheduler whose time is a monotonic clock with a cheaper coarse reading, which the time-based modifiers read
+/// where the time only has to be bounded (see ``TimedEffect``), as they read the kernel's coarse clock on Linux for
+/// a ``DispatchQueueScheduler``. Tests give the modifiers one on virtual time.
+@usableFromInline
+package protocol CoarseClockScheduler: EffectScheduler {
+    /// The time as of the clock's last tick: never after ``EffectScheduler/now``, and before it by less than
+    /// ``coarseTick``.
+    var coarseNow: DispatchTime { get }
+    /// The coarse clock's tick in nanoseconds.
+    var coarseTick: UInt64 { get }
 }
 
 /// Where the runs of a time-based modifier happen when an action (rather than its timer) decides them.
@@ -538,7 +675,7 @@ extension SideEffect {
                 run.api.runWithDependenciesUnlessCancelled(handler, run.action)
             }
             storeAPI.registerForShutdown(timed)
-            return { action, api in timed.receive(EffectRun(action: action, api: api)) }
+            return { action, api in timed.receive(action, api) }
         }
     }
 }

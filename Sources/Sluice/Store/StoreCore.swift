@@ -102,6 +102,9 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// Set when shutdown ended; ``alive`` is then `false`. (Whether dispatches are accepted is the pipeline's
     /// ``PipelineStateMachine/Phase``.)
     var isShutDown = false
+    /// Set with the pipeline's ``PipelineStateMachine/Phase/gone``, by ``storeDidGoAway()``, for ``alive``: a field
+    /// of this class rather than of the generic pipeline, so that reading it needs no metadata of the pipeline's type.
+    var isGone = false
     /// The ledger of running work (effects, side-effect tasks, `takeLeading` runs, send groups), the owed runs
     /// and the failure handler that shutdown and the error channel need.
     @usableFromInline
@@ -765,7 +768,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
 
     /// Whether the store that owns this core still exists and has not shut down.
     var alive: Bool {
-        lock.withLock { pipelineStorage.phase != .gone && !isShutDown }
+        lock.withLock { !isGone && !isShutDown }
     }
 
     /// Adds a subscriber; `makeObserver` runs with the lock held and receives the current state, so that a
@@ -810,6 +813,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         let (chain, subscribers) = lock.withLock {
             // The fast path does not test the phase: from now on, every dispatch goes through the state machine.
             pipeline.storeWentAway()
+            isGone = true
             defer {
                 entry = nil
                 self.subscribers = []

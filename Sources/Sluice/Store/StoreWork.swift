@@ -116,18 +116,21 @@ final class StoreWork: Sendable {
 
     /// Enters a run of a `takeLeading`, inside the run `parent` if any, and returns its token; the run is under way
     /// until ``endRun(_:)`` and every entry begun inside it ended, and then `onIdle` runs, once.
+    @usableFromInline
     func beginRun(in parent: UInt64?, onIdle: @escaping @Sendable () -> Void) -> UInt64 {
         state.withLock { $0.beginRun(parent: parent, onIdle: onIdle) }
     }
 
     /// The synchronous call of run `token` returned.
+    @usableFromInline
     func endRun(_ token: UInt64) {
         perform(state.withLock { $0.endRun(token) })
     }
 
     private func perform(_ ended: Ledger.Ended) {
         // The runs first: a task that waited for this work to end finds them over.
-        for onIdle in ended.idleRuns {
+        ended.idleRun?()
+        for onIdle in ended.moreIdleRuns {
             onIdle()
         }
         for continuation in ended.ready {
@@ -389,8 +392,25 @@ final class StoreWork: Sendable {
 }
 
 /// The id of an effect, as the ledger keys it.
+///
+/// The id is boxed, so that a ledger entry holds one reference rather than an existential: entries are moved in
+/// and out of the ledger on every run of a `takeLeading`, and an existential is copied through its value witnesses.
 struct EffectID: Hashable, Sendable {
-    let base: any Hashable & Sendable
+    private final class Box: Sendable {
+        let base: any Hashable & Sendable
+
+        init(_ base: any Hashable & Sendable) {
+            self.base = base
+        }
+    }
+
+    private let box: Box
+
+    init(base: any Hashable & Sendable) {
+        box = Box(base)
+    }
+
+    var base: any Hashable & Sendable { box.base }
 
     static func == (lhs: EffectID, rhs: EffectID) -> Bool {
         AnyHashable(lhs.base) == AnyHashable(rhs.base)
@@ -461,10 +481,23 @@ private struct Ledger: Sendable {
     }
 
     /// What ending an entry calls for.
+    ///
+    /// The first run that ends is held inline and the entries of runs are not kept in `removed` (a run's entry
+    /// holds nothing but its `onIdle`, which is kept here): ending a `takeLeading` run, on every action it lets
+    /// through, then allocates no array.
     struct Ended {
         var ready: [CheckedContinuation<Void, Never>] = []
-        var idleRuns: [@Sendable () -> Void] = []
+        var idleRun: (@Sendable () -> Void)?
+        var moreIdleRuns: [@Sendable () -> Void] = []
         var removed: [Entry] = []
+
+        mutating func appendIdleRun(_ onIdle: @escaping @Sendable () -> Void) {
+            if idleRun == nil {
+                idleRun = onIdle
+            } else {
+                moreIdleRuns.append(onIdle)
+            }
+        }
     }
 
     var entries = Slab<Entry>()
@@ -574,8 +607,13 @@ private struct Ledger: Sendable {
 
     mutating func endRun(_ token: UInt64) -> Ended {
         var ended = Ended()
-        entries.modify(token) { $0.isOpen = false }
-        closeRunIfIdle(token, &ended)
+        let idle = entries.modify(token) {
+            $0.isOpen = false
+            return $0.children == 0
+        }
+        if idle == true {
+            closeRunIfIdle(token, &ended)
+        }
         return ended
     }
 
@@ -618,14 +656,18 @@ private struct Ledger: Sendable {
     }
 
     /// Removes run `token` if its call returned and nothing inside it runs, then its parent if that closes it too.
+    ///
+    /// The entry is tested in place and moved out once (a copy of an entry retains each of its references). A
+    /// run's entry holds no reference but its `onIdle` (no id, cancellation, task or group), which `ended` keeps,
+    /// so the entry itself is released here, under the lock, without releasing anything for the last time.
     private mutating func closeRunIfIdle(_ token: UInt64, _ ended: inout Ended) {
         var token = token
-        while let run = entries[token], !run.isOpen, run.children == 0 {
-            entries.remove(token)
+        while entries.modify(token, { !$0.isOpen && $0.children == 0 }) == true,
+            let run = entries.remove(token)
+        {
             if let onIdle = run.onIdle {
-                ended.idleRuns.append(onIdle)
+                ended.appendIdleRun(onIdle)
             }
-            ended.removed.append(run)
             guard let parent = run.parent else { return }
             entries.modify(parent) { $0.children -= 1 }
             token = parent
@@ -709,7 +751,7 @@ struct Slab<Element: Sendable>: Sendable {
     private var serial: UInt64 = 0
 
     /// Stores `element` and returns its token.
-    mutating func insert(_ element: Element) -> UInt64 {
+    mutating func insert(_ element: consuming Element) -> UInt64 {
         serial &+= 1
         let slot: Int
         if let reused = free.popLast() {
@@ -725,9 +767,11 @@ struct Slab<Element: Sendable>: Sendable {
         return token
     }
 
+    /// The slot of `token`, if it holds a value: `insert` sets the slot's token and `remove` clears it, so a slot
+    /// whose token matches holds a value (tested without looking at the value, which would copy it).
     private func slot(_ token: UInt64) -> Int? {
         let slot = Int(truncatingIfNeeded: token & 0xFFFF_FFFF)
-        return slot < tokens.count && tokens[slot] == token && items[slot] != nil ? slot : nil
+        return slot < tokens.count && tokens[slot] == token ? slot : nil
     }
 
     subscript(token: UInt64) -> Element? {
@@ -752,11 +796,8 @@ struct Slab<Element: Sendable>: Sendable {
     @discardableResult
     mutating func remove(_ token: UInt64) -> Element? {
         guard let slot = slot(token) else { return nil }
-        defer {
-            items[slot] = nil
-            tokens[slot] = 0
-            free.append(slot)
-        }
-        return items[slot]
+        tokens[slot] = 0
+        free.append(slot)
+        return items[slot].take()
     }
 }
