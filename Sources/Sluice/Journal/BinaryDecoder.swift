@@ -120,6 +120,8 @@ private final class BinaryPathNode {
     let isEntry: Bool
     @exclusivity(unchecked) var keyStart = 0
     @exclusivity(unchecked) var keyEnd = 0
+    /// The error that ended a ``BinaryEntries`` sequence.
+    @exclusivity(unchecked) var error: (any Error)?
 
     /// The root.
     init() {
@@ -1140,93 +1142,60 @@ extension Dictionary: BinaryKeyedDictionary where Key: Decodable, Value: Decodab
         } else {
             if let result = try leaves(Int.self, reader, at: offset, path) { return result }
         }
-        // Decoded in chunks into a buffer of entries, each chunk then inserted by one `merge`: unspecialized, an
-        // insertion by `updateValue` looks up the dictionary's generic metadata (twice) for every entry, and a
-        // sequence that makes each entry a tuple of `Key` and `Value` looks up the tuple's; here the tuple's
-        // metadata is looked up once per chunk, and the entries are moved out of the buffer as whole elements. A
-        // repeated key has its first value.
         let offsets = reader.entryOffsets[offset]
         let count = try offsets?.count ?? reader.count(at: offset)
         let options = reader.options
-        let built: Self?
         if let offsets, options.concurrently, count >= Swift.max(2, options.concurrentEntries),
             let concurrent = BinaryConcurrentEntries<Key, Value>(reader, offsets: offsets, path)
         {
-            built = concurrent.build()
-        } else {
-            built = chunked(reader, at: offset, offsets: offsets, count: count, path)
+            if let result = concurrent.build() { return result }
+            // A value did not decode: decoded again on this thread, entry after entry (below).
+            return try oneByOne(reader, at: offset, path)
         }
-        if let built { return built }
+        // Built in one call of `init(_:uniquingKeysWith:)`, which takes the entries from a sequence that decodes
+        // them one at a time: an unspecialized insertion by `updateValue` looks up the dictionary's generic
+        // metadata (twice) for every entry, the initializer once. A repeated key has its first value.
+        let entries = BinaryEntries<Key, Value>(
+            reader: reader,
+            entry: BinaryPathNode(entriesOf: path),
+            cursor: offsets == nil ? offset + 1 : 0,
+            count: count,
+            offsets: offsets
+        )
+        let result = Self(entries, uniquingKeysWith: { first, _ in first })
+        if entries.entry.error == nil { return result }
         // A value did not decode: decoded again, entry after entry, where the value of a repeated key is not read
         // (as `init(from:)` never reads it); this throws the error unless it was such a value.
         return try oneByOne(reader, at: offset, path)
     }
 
-    /// The dictionary in the keyed container at `offset`, of `count` entries (whose offsets are `offsets` if the
-    /// first walk kept them), decoded chunk after chunk on the caller's thread; `nil` if a value does not decode.
-    private static func chunked(
-        _ reader: BinaryReader,
-        at offset: Int,
-        offsets: [UInt32]?,
-        count: Int,
-        _ path: BinaryPathNode
-    ) -> Self? {
-        var result = Self(minimumCapacity: count)
-        let capacity = Swift.max(1, Swift.min(count, reader.options.chunkEntries))
-        let buffer = UnsafeMutablePointer<(Key, Value)>.allocate(capacity: capacity)
-        defer { buffer.deallocate() }
-        let entry = BinaryPathNode(entriesOf: path)
-        var cursor = offsets == nil ? offset + 1 : 0
-        while true {
-            let limit = offsets.map { Swift.min(capacity, $0.count - cursor) } ?? capacity
-            guard
-                let decoded = try? decodeChunk(
-                    reader,
-                    entry: entry,
-                    offsets: offsets,
-                    cursor: &cursor,
-                    limit: limit,
-                    into: buffer
-                )
-            else { return nil }
-            if decoded == 0 { return result }
-            result.merge(BinaryMovedEntries(buffer, count: decoded), uniquingKeysWith: { first, _ in first })
-            if decoded < limit { return result }
-        }
-    }
-
-    /// Decodes up to `limit` entries into `buffer`, from the entry at `cursor` (an index in `offsets` if there are
-    /// offsets, the entry's offset otherwise), and moves `cursor` past them; returns the number decoded, fewer than
-    /// `limit` only at the end of the container. Throws the first error, with nothing left in `buffer`.
-    fileprivate static func decodeChunk(
+    /// Decodes the `count` entries from entry `first` of the keyed container whose entries are at `offsets` into
+    /// `buffer`. Throws the first error, with nothing left in `buffer`.
+    fileprivate static func decodeEntries(
         _ reader: BinaryReader,
         entry: BinaryPathNode,
-        offsets: [UInt32]?,
-        cursor: inout Int,
-        limit: Int,
+        offsets: [UInt32],
+        first: Int,
+        count: Int,
         into buffer: UnsafeMutablePointer<(Key, Value)>
-    ) throws -> Int {
+    ) throws {
         var decoded = 0
         do {
-            while decoded < limit {
-                let at = offsets.map { Int($0[cursor]) } ?? cursor
+            while decoded < count {
+                let at = Int(offsets[first + decoded])
                 let (keyCount, keyStart) = try reader.varint(at: at, entry.parent!.keys(reader))
-                if keyCount == 0 { break }
-                let keyEnd = try reader.end(keyStart, plus: keyCount - 1, entry.parent!.keys(reader))
-                let next = offsets == nil ? try reader.skip(at: keyEnd) : cursor + 1
+                let keyEnd = try reader.end(keyStart, plus: keyCount &- 1, entry.parent!.keys(reader))
                 let key: Key = try reader.dictionaryKey(keyStart, keyEnd, entry.parent!.keys(reader))
                 entry.keyStart = keyStart
                 entry.keyEnd = keyEnd
                 let value = try reader.decode(Value.self, at: keyEnd, in: entry)
                 (buffer + decoded).initialize(to: (key, value))
                 decoded += 1
-                cursor = next
             }
         } catch {
             buffer.deinitialize(count: decoded)
             throw error
         }
-        return decoded
     }
 
     /// The dictionary in the keyed container at `offset` (whose keys are `String`s or `Int`s), inserted entry after
@@ -1296,6 +1265,45 @@ extension BinaryReader {
             return unsafeBitCast(try String.key(self, keyStart, keyEnd, codingPath()), to: Key.self)
         }
         return unsafeBitCast(try Int.key(self, keyStart, keyEnd, codingPath()), to: Key.self)
+    }
+}
+
+/// The entries of a keyed container read as a dictionary whose keys are `String`s or `Int`s, each decoded when
+/// `Dictionary.init(_:uniquingKeysWith:)` asks for it. An error ends the sequence and is kept in `entry.error`.
+private struct BinaryEntries<Key: Hashable, Value: Decodable>: Sequence, IteratorProtocol {
+    let reader: BinaryReader
+    /// The entry being decoded, for the values' coding paths, and the error that ended the sequence.
+    let entry: BinaryPathNode
+    /// The offset of the next entry.
+    var cursor: Int
+    let count: Int
+    /// The offset of every entry, if the first walk kept them; `cursor` is then the index of the next one.
+    let offsets: [UInt32]?
+
+    var underestimatedCount: Int { count }
+
+    mutating func next() -> (Key, Value)? {
+        guard entry.error == nil else { return nil }
+        do {
+            var at = cursor
+            if let offsets {
+                guard cursor < offsets.count else { return nil }
+                at = Int(offsets[cursor])
+            }
+            let (keyCount, keyStart) = try reader.varint(at: at, entry.parent!.keys(reader))
+            if keyCount == 0 { return nil }
+            let keyEnd = try reader.end(keyStart, plus: keyCount - 1, entry.parent!.keys(reader))
+            let next = offsets == nil ? try reader.skip(at: keyEnd) : cursor + 1
+            let key: Key = try reader.dictionaryKey(keyStart, keyEnd, entry.parent!.keys(reader))
+            entry.keyStart = keyStart
+            entry.keyEnd = keyEnd
+            let value = try reader.decode(Value.self, at: keyEnd, in: entry)
+            cursor = next
+            return (key, value)
+        } catch {
+            entry.error = error
+            return nil
+        }
     }
 }
 
@@ -1469,16 +1477,16 @@ private final class BinaryConcurrentEntries<Key: Hashable & Decodable, Value: De
         with reader: BinaryReader,
         entry: BinaryPathNode
     ) -> (UnsafeMutablePointer<(Key, Value)>, Int)? {
-        var cursor = chunk * chunkEntries
-        let limit = Swift.min(chunkEntries, offsets.count - cursor)
-        let buffer = UnsafeMutablePointer<(Key, Value)>.allocate(capacity: limit)
+        let first = chunk * chunkEntries
+        let count = Swift.min(chunkEntries, offsets.count - first)
+        let buffer = UnsafeMutablePointer<(Key, Value)>.allocate(capacity: count)
         do {
-            let count = try [Key: Value].decodeChunk(
+            try [Key: Value].decodeEntries(
                 reader,
                 entry: entry,
                 offsets: offsets,
-                cursor: &cursor,
-                limit: limit,
+                first: first,
+                count: count,
                 into: buffer
             )
             return (buffer, count)
