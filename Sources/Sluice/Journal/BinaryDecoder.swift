@@ -1366,8 +1366,8 @@ private final class BinaryConcurrentEntries<Key: Hashable & Decodable, Value: De
     // Guarded by `lock`.
     /// The next chunk to claim.
     @exclusivity(unchecked) var nextChunk = 0
-    /// Each chunk's entries once a helper decoded them (`decoded[chunk]` of them), `nil` before or if they did not
-    /// decode; `finished[chunk]` once the helper is done with it.
+    /// Each chunk's entries once a thread decoded them (`decoded[chunk]` of them), `nil` before, after the caller
+    /// took them, or if they did not decode; `finished[chunk]` once the thread that claimed it is done with it.
     @exclusivity(unchecked) var buffers: [UnsafeMutablePointer<(Key, Value)>?]
     @exclusivity(unchecked) var decoded: [Int]
     @exclusivity(unchecked) var finished: [Bool]
