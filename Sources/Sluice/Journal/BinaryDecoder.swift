@@ -12,9 +12,18 @@ struct BinaryDecoder {
     /// Decodes the payload in `bytes`, whose first byte is ``BinaryEncoder/version``.
     ///
     /// `bytes` must stay valid during the call; a `Decodable` must not keep its decoder or containers.
-    static func decode<Value: Decodable>(_ type: Value.Type, from bytes: UnsafeRawBufferPointer) throws -> Value {
+    ///
+    /// With `concurrently`, the values of a large dictionary of containers are decoded on several threads (see
+    /// ``BinaryDecodingOptions/concurrently``): only for a value whose type is `Sendable`.
+    static func decode<Value: Decodable>(
+        _ type: Value.Type,
+        from bytes: UnsafeRawBufferPointer,
+        concurrently: Bool = false
+    ) throws -> Value {
         var keyComparisons = 0
-        return try decode(type, from: bytes, keyComparisons: &keyComparisons)
+        var options = BinaryDecodingOptions()
+        options.concurrently = concurrently
+        return try decode(type, from: bytes, options: options, keyComparisons: &keyComparisons)
     }
 
     /// Decodes the payload in `bytes` and adds to `keyComparisons` the number of keys of the payload that the
@@ -23,10 +32,32 @@ struct BinaryDecoder {
     static func decode<Value: Decodable>(
         _ type: Value.Type,
         from bytes: UnsafeRawBufferPointer,
+        options: BinaryDecodingOptions = BinaryDecodingOptions(),
         keyComparisons: inout Int
+    ) throws -> Value {
+        var helperChunks = 0
+        return try decode(
+            type,
+            from: bytes,
+            options: options,
+            keyComparisons: &keyComparisons,
+            helperChunks: &helperChunks
+        )
+    }
+
+    /// Decodes the payload in `bytes` as ``decode(_:from:options:keyComparisons:)`` does, and adds to `helperChunks`
+    /// the number of chunks of dictionary entries that threads other than the caller's decoded (see
+    /// ``BinaryDecodingOptions/concurrently``).
+    static func decode<Value: Decodable>(
+        _ type: Value.Type,
+        from bytes: UnsafeRawBufferPointer,
+        options: BinaryDecodingOptions,
+        keyComparisons: inout Int,
+        helperChunks: inout Int
     ) throws -> Value {
         let state = UnsafeMutablePointer<BinaryReaderState>.allocate(capacity: 1)
         state.initialize(to: BinaryReaderState(bytes))
+        state.pointee.options = options
         defer {
             state.deinitialize(count: 1)
             state.deallocate()
@@ -41,9 +72,33 @@ struct BinaryDecoder {
         guard try reader.skip(at: 1, validating: true) == bytes.count else {
             throw reader.corrupt(at: 1, [], "the value does not end where the payload does")
         }
-        defer { keyComparisons += reader.keyComparisons }
+        defer {
+            keyComparisons += reader.keyComparisons
+            helperChunks += reader.helperChunks
+        }
         return try reader.decode(Value.self, at: 1, BinaryPathNode())
     }
+}
+
+/// How ``BinaryDecoder`` builds large dictionaries: the defaults, or smaller chunks and a fixed number of threads for
+/// the tests of the concurrent path.
+struct BinaryDecodingOptions {
+    /// Whether the values of a large dictionary of containers (a dictionary of structs) may be decoded on several
+    /// threads: the entries are decoded in chunks, by the caller's thread and by up to one helper thread per other
+    /// processor, and inserted into the dictionary on the caller's thread in the written order. The values'
+    /// `init(from:)` then runs on several threads at once, so this is only for a value whose type is `Sendable`
+    /// (the state of a store). A value that does not decode makes the caller decode the whole dictionary again on
+    /// its own thread, entry after entry, so that the error reported is the first one in the written order, with
+    /// its coding path, as without this option.
+    var concurrently = false
+    /// The number of entries of a chunk.
+    var chunkEntries = 4_096
+    /// The number of entries from which a dictionary is decoded on several threads.
+    var concurrentEntries = 16_384
+    /// The number of helper threads; `nil` for one per processor but the caller's (at most 7).
+    var helpers: Int?
+    /// Whether the caller's thread decodes chunks too (`false`, for the tests: the helpers decode every chunk).
+    var callerDecodes = true
 }
 
 /// One step of the coding path of a value being decoded, linked to the step before: made into an array of keys only
@@ -156,9 +211,21 @@ private struct BinaryReaderState {
     /// The last type found not to be a dictionary that ``BinaryKeyedDictionary`` reads: a state decodes many values
     /// of one type in a row, and this saves a conformance check for each.
     var notDictionary: ObjectIdentifier?
+    var options = BinaryDecodingOptions()
+    /// The number of chunks of dictionary entries that helper threads decoded.
+    var helperChunks = 0
 
     init(_ bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes
+    }
+
+    /// The state of a helper thread that decodes entries of the payload that `main` decodes: the same bytes and what
+    /// the first walk found (read only, shared by copy on write), its own lookups, and no concurrency of its own.
+    init(helping main: BinaryReaderState) {
+        bytes = main.bytes
+        counts = main.counts
+        entryOffsets = main.entryOffsets
+        repeatedKeys = main.repeatedKeys
     }
 }
 
@@ -237,6 +304,14 @@ private struct BinaryReader {
     var notDictionary: ObjectIdentifier? {
         unsafeAddress { UnsafePointer(state.pointer(to: \.notDictionary)!) }
         nonmutating unsafeMutableAddress { state.pointer(to: \.notDictionary)! }
+    }
+    var options: BinaryDecodingOptions {
+        unsafeAddress { UnsafePointer(state.pointer(to: \.options)!) }
+        nonmutating unsafeMutableAddress { state.pointer(to: \.options)! }
+    }
+    var helperChunks: Int {
+        unsafeAddress { UnsafePointer(state.pointer(to: \.helperChunks)!) }
+        nonmutating unsafeMutableAddress { state.pointer(to: \.helperChunks)! }
     }
 
     /// The index of the keyed container whose first entry is at `start`, and whose coding path is `depth` keys long,
@@ -1067,15 +1142,24 @@ extension Dictionary: BinaryKeyedDictionary where Key: Decodable, Value: Decodab
         } else {
             if let result = try leaves(Int.self, reader, at: offset, path) { return result }
         }
+        let offsets = reader.entryOffsets[offset]
+        let count = try offsets?.count ?? reader.count(at: offset)
+        let options = reader.options
+        if let offsets, options.concurrently, count >= Swift.max(2, options.concurrentEntries),
+            let concurrent = BinaryConcurrentEntries<Key, Value>(reader, offsets: offsets, path)
+        {
+            if let result = concurrent.build() { return result }
+            // A value did not decode: decoded again on this thread, entry after entry (below).
+            return try oneByOne(reader, at: offset, path)
+        }
         // Built in one call of `init(_:uniquingKeysWith:)`, which takes the entries from a sequence that decodes
         // them one at a time: an unspecialized insertion by `updateValue` looks up the dictionary's generic
         // metadata (twice) for every entry, the initializer once. A repeated key has its first value.
-        let offsets = reader.entryOffsets[offset]
         let entries = BinaryEntries<Key, Value>(
             reader: reader,
             entry: BinaryPathNode(entriesOf: path),
             cursor: offsets == nil ? offset + 1 : 0,
-            count: try offsets?.count ?? reader.count(at: offset),
+            count: count,
             offsets: offsets
         )
         let result = Self(entries, uniquingKeysWith: { first, _ in first })
@@ -1083,6 +1167,35 @@ extension Dictionary: BinaryKeyedDictionary where Key: Decodable, Value: Decodab
         // A value did not decode: decoded again, entry after entry, where the value of a repeated key is not read
         // (as `init(from:)` never reads it); this throws the error unless it was such a value.
         return try oneByOne(reader, at: offset, path)
+    }
+
+    /// Decodes the `count` entries from entry `first` of the keyed container whose entries are at `offsets` into
+    /// `buffer`. Throws the first error, with nothing left in `buffer`.
+    fileprivate static func decodeEntries(
+        _ reader: BinaryReader,
+        entry: BinaryPathNode,
+        offsets: [UInt32],
+        first: Int,
+        count: Int,
+        into buffer: UnsafeMutablePointer<(Key, Value)>
+    ) throws {
+        var decoded = 0
+        do {
+            while decoded < count {
+                let at = Int(offsets[first + decoded])
+                let (keyCount, keyStart) = try reader.varint(at: at, entry.parent!.keys(reader))
+                let keyEnd = try reader.end(keyStart, plus: keyCount &- 1, entry.parent!.keys(reader))
+                let key: Key = try reader.dictionaryKey(keyStart, keyEnd, entry.parent!.keys(reader))
+                entry.keyStart = keyStart
+                entry.keyEnd = keyEnd
+                let value = try reader.decode(Value.self, at: keyEnd, in: entry)
+                (buffer + decoded).initialize(to: (key, value))
+                decoded += 1
+            }
+        } catch {
+            buffer.deinitialize(count: decoded)
+            throw error
+        }
     }
 
     /// The dictionary in the keyed container at `offset` (whose keys are `String`s or `Int`s), inserted entry after
@@ -1190,6 +1303,240 @@ private struct BinaryEntries<Key: Hashable, Value: Decodable>: Sequence, Iterato
         } catch {
             entry.error = error
             return nil
+        }
+    }
+}
+
+/// The entries in a buffer, moved out one at a time: a sequence of whole elements, which ``Dictionary/merge(_:uniquingKeysWith:)``
+/// takes without looking up the metadata of a tuple of a generic key and value for each.
+private struct BinaryMovedEntries<Element>: Sequence, IteratorProtocol {
+    let base: UnsafeMutablePointer<Element>
+    let count: Int
+    var index = 0
+
+    init(_ base: UnsafeMutablePointer<Element>, count: Int) {
+        self.base = base
+        self.count = count
+    }
+
+    var underestimatedCount: Int { count - index }
+
+    mutating func next() -> Element? {
+        guard index < count else { return nil }
+        index += 1
+        return (base + index - 1).move()
+    }
+}
+
+/// The work of a helper thread of ``BinaryConcurrentEntries``.
+private protocol BinaryHelper: Sendable {
+    func help()
+}
+
+/// A large dictionary of containers decoded on several threads (see ``BinaryDecodingOptions/concurrently``): its
+/// entries in chunks of ``BinaryDecodingOptions/chunkEntries``, claimed in the written order by the caller's thread
+/// and by helper threads, each decoded into a buffer of its own with a reader of its own (the payload and what the
+/// first walk found are shared, read only), and inserted by the caller's thread in the written order.
+///
+/// The caller never waits for a chunk that no thread has claimed: it decodes the next unclaimed chunk itself, so a
+/// helper that the system does not run only makes the decoding serial. A helper that starts after the caller is done
+/// finds no chunk to claim and touches nothing else. A chunk that does not decode stops the claims; the caller waits
+/// for the claimed chunks, frees them, and returns `nil`, and the dictionary is then decoded again on its thread,
+/// entry after entry, which throws the first error in the written order.
+///
+/// `@unchecked Sendable`: everything that the threads share and change (the claims, the chunks' outcomes, the
+/// counts) is read and written with `lock` held; a chunk's buffer is written only by the thread that claimed it,
+/// before it publishes the chunk under the lock, and read by the caller after it took the chunk under the lock.
+private final class BinaryConcurrentEntries<Key: Hashable & Decodable, Value: Decodable>: BinaryHelper,
+    @unchecked Sendable
+{
+    let lock = Lock()
+    let chunkEntries: Int
+    let chunks: Int
+    let offsets: [UInt32]
+    /// The dictionary's path, the parent of its entries' paths.
+    let path: BinaryPathNode
+    /// What a helper's reader starts from, copied on the caller's thread.
+    let helperState: BinaryReaderState
+    let helpers: Int
+    let callerDecodes: Bool
+    /// The caller's reader: used by the caller's thread only.
+    let reader: BinaryReader
+
+    // Guarded by `lock`.
+    /// The next chunk to claim.
+    @exclusivity(unchecked) var nextChunk = 0
+    /// Each chunk's entries once a thread decoded them (`decoded[chunk]` of them), `nil` before, after the caller
+    /// took them, or if they did not decode; `finished[chunk]` once the thread that claimed it is done with it.
+    @exclusivity(unchecked) var buffers: [UnsafeMutablePointer<(Key, Value)>?]
+    @exclusivity(unchecked) var decoded: [Int]
+    @exclusivity(unchecked) var finished: [Bool]
+    /// Whether a helper's chunk did not decode.
+    @exclusivity(unchecked) var stopped = false
+    /// The number of chunks claimed by helpers and not yet finished.
+    @exclusivity(unchecked) var inFlight = 0
+    /// Whether the caller waits for a helper to finish a chunk.
+    @exclusivity(unchecked) var callerWaits = false
+    /// The helpers' key comparisons and chunks, for the counts of ``BinaryDecoder/decode(_:from:options:keyComparisons:helperChunks:)``.
+    @exclusivity(unchecked) var helperComparisons = 0
+    @exclusivity(unchecked) var helperChunks = 0
+
+    /// `nil` if the dictionary is to be decoded on the caller's thread alone (one processor, or a single chunk).
+    init?(_ reader: BinaryReader, offsets: [UInt32], _ path: BinaryPathNode) {
+        let options = reader.options
+        chunkEntries = Swift.max(1, options.chunkEntries)
+        chunks = (offsets.count + chunkEntries - 1) / chunkEntries
+        let processors = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+        helpers = Swift.min(options.helpers ?? Swift.min(7, processors - 1), chunks - (options.callerDecodes ? 1 : 0))
+        guard helpers > 0 else { return nil }
+        self.offsets = offsets
+        self.path = path
+        self.reader = reader
+        callerDecodes = options.callerDecodes
+        helperState = BinaryReaderState(helping: reader.state.pointee)
+        buffers = Array(repeating: nil, count: chunks)
+        decoded = Array(repeating: 0, count: chunks)
+        finished = Array(repeating: false, count: chunks)
+    }
+
+    /// The dictionary; `nil` if a value did not decode.
+    func build() -> [Key: Value]? {
+        var started = 0
+        // Through a protocol: the closure that a thread runs captures no metatype of `Key` or `Value`.
+        let helper: any BinaryHelper = self
+        for _ in 0..<helpers where tryStartThread({ helper.help() }) {
+            started += 1
+        }
+        // Without helpers, the caller claims every chunk: the tests' `callerDecodes == false` needs a helper.
+        let callerDecodes = self.callerDecodes || started == 0
+        var result = [Key: Value](minimumCapacity: offsets.count)
+        let entry = BinaryPathNode(entriesOf: path)
+        var failed = false
+        // The next chunk to insert. While it is not decoded, the caller decodes the next unclaimed chunk, if any,
+        // rather than wait.
+        var next = 0
+        lock.lock()
+        while next < chunks {
+            if stopped {
+                failed = true
+                break
+            } else if finished[next] {
+                let buffer = buffers[next]
+                let count = decoded[next]
+                buffers[next] = nil
+                lock.unlock()
+                guard let buffer else {
+                    failed = true
+                    lock.lock()
+                    break
+                }
+                result.merge(BinaryMovedEntries(buffer, count: count), uniquingKeysWith: { first, _ in first })
+                buffer.deallocate()
+                next += 1
+                lock.lock()
+            } else if callerDecodes && nextChunk < chunks {
+                let chunk = nextChunk
+                nextChunk += 1
+                lock.unlock()
+                let outcome = decode(chunk, with: reader, entry: entry)
+                lock.lock()
+                finish(chunk, outcome)
+                if outcome == nil {
+                    failed = true
+                    break
+                }
+            } else {
+                callerWaits = true
+                lock.wait()
+                callerWaits = false
+            }
+        }
+        // No more claims; the chunks that helpers claimed are waited for (they read the payload), then freed.
+        nextChunk = chunks
+        while inFlight > 0 {
+            callerWaits = true
+            lock.wait()
+        }
+        callerWaits = false
+        for chunk in 0..<chunks {
+            if let buffer = buffers[chunk] {
+                buffer.deinitialize(count: decoded[chunk])
+                buffer.deallocate()
+                buffers[chunk] = nil
+            }
+        }
+        reader.keyComparisons += helperComparisons
+        reader.helperChunks += helperChunks
+        lock.unlock()
+        return failed ? nil : result
+    }
+
+    /// The entries of `chunk` in a new buffer, and their count; `nil` if a value does not decode.
+    private func decode(
+        _ chunk: Int,
+        with reader: BinaryReader,
+        entry: BinaryPathNode
+    ) -> (UnsafeMutablePointer<(Key, Value)>, Int)? {
+        let first = chunk * chunkEntries
+        let count = Swift.min(chunkEntries, offsets.count - first)
+        let buffer = UnsafeMutablePointer<(Key, Value)>.allocate(capacity: count)
+        do {
+            try [Key: Value].decodeEntries(
+                reader,
+                entry: entry,
+                offsets: offsets,
+                first: first,
+                count: count,
+                into: buffer
+            )
+            return (buffer, count)
+        } catch {
+            buffer.deallocate()
+            return nil
+        }
+    }
+
+    /// Publishes the outcome of `chunk`; with `lock` held.
+    private func finish(_ chunk: Int, _ outcome: (UnsafeMutablePointer<(Key, Value)>, Int)?) {
+        buffers[chunk] = outcome?.0
+        decoded[chunk] = outcome?.1 ?? 0
+        finished[chunk] = true
+    }
+
+    /// A helper thread: claims and decodes chunks until none is left.
+    func help() {
+        let state = UnsafeMutablePointer<BinaryReaderState>.allocate(capacity: 1)
+        state.initialize(to: helperState)
+        defer {
+            state.deinitialize(count: 1)
+            state.deallocate()
+        }
+        let reader = BinaryReader(state: state)
+        let entry = BinaryPathNode(entriesOf: path)
+        while true {
+            lock.lock()
+            guard nextChunk < chunks else {
+                lock.unlock()
+                return
+            }
+            let chunk = nextChunk
+            nextChunk += 1
+            inFlight += 1
+            lock.unlock()
+            let comparisons = reader.keyComparisons
+            let outcome = decode(chunk, with: reader, entry: entry)
+            lock.lock()
+            finish(chunk, outcome)
+            if outcome == nil {
+                // The caller decodes the dictionary again: no more claims.
+                stopped = true
+                nextChunk = chunks
+            }
+            inFlight -= 1
+            helperComparisons += reader.keyComparisons - comparisons
+            helperChunks += 1
+            if callerWaits { lock.broadcast() }
+            lock.unlock()
         }
     }
 }

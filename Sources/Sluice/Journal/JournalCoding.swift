@@ -33,15 +33,19 @@ struct JournalCoder {
 
     /// Decodes `bytes`: a binary payload in place; a JSON one copied into `scratch` (reusing one `Data` for every
     /// record of a replay saves the allocation per record that `Data(bytesNoCopy:)` makes).
+    ///
+    /// `concurrently` lets a binary payload's large dictionaries of structs be decoded on several threads: only for
+    /// a `Sendable` value (see ``BinaryDecodingOptions/concurrently``).
     func decode<Value: Decodable>(
         _ type: Value.Type,
         from bytes: UnsafeRawBufferPointer,
         scratch: inout Data,
-        sequence: UInt64
+        sequence: UInt64,
+        concurrently: Bool = false
     ) throws(JournalError) -> Value {
         do {
             if bytes.first == BinaryEncoder.version {
-                return try BinaryDecoder.decode(type, from: bytes)
+                return try BinaryDecoder.decode(type, from: bytes, concurrently: concurrently)
             }
             scratch.removeAll(keepingCapacity: true)
             scratch.append(contentsOf: bytes)

@@ -114,13 +114,15 @@ extension Store where State: Codable, Action: Codable {
         var skipped: [UInt64] = []
         for sequence in try storage.snapshotSequences() {
             guard
+                // A store's state is `Sendable`: its large dictionaries of structs may be decoded on several threads.
                 case .loaded(let loaded) = loadSnapshot(
                     State.self,
                     covering: sequence,
                     from: storage,
                     reducerVersion: reducerVersion,
                     coder: coder,
-                    scratch: &scratch
+                    scratch: &scratch,
+                    concurrently: true
                 )
             else {
                 skipped.append(sequence)
@@ -194,10 +196,11 @@ func decodeSnapshot<State: Decodable>(
     _ payload: [UInt8],
     sequence: UInt64,
     coder: JournalCoder,
-    scratch: inout Data
+    scratch: inout Data,
+    concurrently: Bool = false
 ) -> State? {
     try? withBytes(payload) { bytes throws(JournalError) in
-        try coder.decode(State.self, from: bytes, scratch: &scratch, sequence: sequence)
+        try coder.decode(State.self, from: bytes, scratch: &scratch, sequence: sequence, concurrently: concurrently)
     }
 }
 
@@ -208,11 +211,20 @@ func loadSnapshot<State: Decodable>(
     from storage: any JournalStorage,
     reducerVersion: Int,
     coder: JournalCoder,
-    scratch: inout Data
+    scratch: inout Data,
+    concurrently: Bool = false
 ) -> SnapshotLoad<State> {
     switch readSnapshotPayload(covering: sequence, from: storage, reducerVersion: reducerVersion) {
     case .loaded(let payload):
-        guard let state = decodeSnapshot(State.self, payload, sequence: sequence, coder: coder, scratch: &scratch)
+        guard
+            let state = decodeSnapshot(
+                State.self,
+                payload,
+                sequence: sequence,
+                coder: coder,
+                scratch: &scratch,
+                concurrently: concurrently
+            )
         else {
             return .unusable(.undecodable(sequence: sequence, description: "the snapshot does not decode"))
         }

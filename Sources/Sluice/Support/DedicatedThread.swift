@@ -13,6 +13,14 @@ import Darwin
 /// For work that blocks for long (the journal's writer waits for pending actions and for `fsync`) and must make
 /// progress while every thread of those pools is blocked waiting for it.
 func startThread(_ body: @escaping @Sendable () -> Void) {
+    guard tryStartThread(body) else {
+        fatalError("Sluice: could not start a thread (pthread_create failed)")
+    }
+}
+
+/// Runs `body` on a new thread of its own, as ``startThread(_:)`` does; `false` if no thread could be started (for
+/// work that the caller can do itself instead).
+func tryStartThread(_ body: @escaping @Sendable () -> Void) -> Bool {
     let context = Unmanaged.passRetained(ThreadBody(body)).toOpaque()
     #if canImport(Darwin)
     var thread: pthread_t?
@@ -34,13 +42,15 @@ func startThread(_ body: @escaping @Sendable () -> Void) {
         context
     )
     guard result == 0 else {
-        fatalError("Sluice: could not start a thread (pthread_create: errno \(result))")
+        Unmanaged<ThreadBody>.fromOpaque(context).release()
+        return false
     }
     #if canImport(Darwin)
     pthread_detach(thread!)
     #else
     pthread_detach(thread)
     #endif
+    return true
 }
 
 /// Blocks the calling thread for `duration` (a thread of its own: see ``startThread(_:)``).

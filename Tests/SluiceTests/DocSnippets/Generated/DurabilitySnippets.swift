@@ -73,7 +73,7 @@ enum DurabilitySnippets {
             journal.close()
         }
 
-        // Sources/Sluice/Sluice.docc/Durability.md:173
+        // Sources/Sluice/Sluice.docc/Durability.md:183
         try journal.snapshot(store, reducerVersion: 1)
     }
 }
