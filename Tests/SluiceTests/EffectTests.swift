@@ -2,7 +2,7 @@ import Sluice
 import Testing
 
 /// Effects (thunks): `run`, `start`, ids, cancellation, lifetime.
-@Suite(.timeLimit(.minutes(3))) struct EffectTests {
+@Suite(.timeLimit(suiteTimeLimit)) struct EffectTests {
     private struct Failure: Error, Equatable {
         let code: Int
     }

@@ -2,7 +2,7 @@ import Sluice
 import Testing
 
 /// `store.scope(\.part)`: a read-only view of a part of the state that dispatches to the store.
-@Suite(.timeLimit(.minutes(3))) struct ScopeTests {
+@Suite(.timeLimit(suiteTimeLimit)) struct ScopeTests {
     struct Profile: Sendable, Equatable {
         var name = ""
         var visits = 0

@@ -5,7 +5,7 @@ import Testing
 ///
 /// The time limit is a hang guard, not a speed check: on CI's fresh two-core machine, with every suite of the run
 /// sharing the cooperative pool, a test here took 140 s of wall time for 7.5 s of work alone.
-@Suite(.timeLimit(.minutes(3))) struct StateStreamTests {
+@Suite(.timeLimit(suiteTimeLimit)) struct StateStreamTests {
     @Test func eachIterationStartsWithTheCurrentValue() async {
         let store = Store(initialState: TestState(count: 5), reducer: testReducer)
         var first = store.states.makeAsyncIterator()

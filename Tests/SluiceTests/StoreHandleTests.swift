@@ -3,7 +3,7 @@ import Testing
 
 /// `Store`, `ScopedStore` and `MiddlewareAPI` are views of one internal handle: whichever view is used, the state is
 /// the same, an action goes through the whole chain once, and every kind of subscription skips repeats the same way.
-@Suite(.timeLimit(.minutes(3))) struct StoreHandleTests {
+@Suite(.timeLimit(suiteTimeLimit)) struct StoreHandleTests {
     @Test func everyViewReadsTheSameStateAndDispatchesThroughTheWholeChainOnce() async throws {
         let seen = Locked<[TestAction]>([])
         let saved = Locked<MiddlewareAPI<TestState, TestAction>?>(nil)
