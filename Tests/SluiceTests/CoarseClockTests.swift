@@ -9,14 +9,19 @@ import Testing
 /// the coarse time plus two ticks (an upper bound of the time) when that lateness is at most a tenth of their
 /// interval, and the exact time otherwise; `throttle` takes the exact time at a window's end.
 @Suite struct CoarseClockTests {
-    /// A `TestScheduler` whose coarse clock ticks every `tick` nanoseconds from its start.
+    /// A `TestScheduler` whose coarse clock ticks every `tick` nanoseconds from its start; with `stalledTicks`, its
+    /// reading is that many ticks older still, as when the CPU that updates the kernel's coarse clock stalls.
     struct CoarseTestScheduler: CoarseClockScheduler {
         let base = TestScheduler()
         let tick: UInt64
         let origin: UInt64
+        let stalledTicks: UInt64
+        let coarseLag: UInt64
 
-        init(tick: UInt64) {
+        init(tick: UInt64, stalledTicks: UInt64 = 0, lagTicks: UInt64 = 2) {
             self.tick = tick
+            self.stalledTicks = stalledTicks
+            coarseLag = lagTicks * tick
             origin = base.now.uptimeNanoseconds
         }
 
@@ -24,7 +29,8 @@ import Testing
 
         var coarseNow: DispatchTime {
             let now = base.now.uptimeNanoseconds
-            return DispatchTime(uptimeNanoseconds: now - (now - origin) % tick)
+            let lastTick = now - (now - origin) % tick
+            return DispatchTime(uptimeNanoseconds: max(origin, lastTick - min(lastTick, stalledTicks * tick)))
         }
 
         var coarseTick: UInt64 { tick }
@@ -37,13 +43,16 @@ import Testing
     /// A store whose only middleware is the recording effect under `modify`, on a coarse scheduler with a 4 ms
     /// tick; runs are recorded as `value@microseconds` since the start.
     final class Harness: Sendable {
-        let scheduler = CoarseTestScheduler(tick: 4_000_000)
+        let scheduler: CoarseTestScheduler
         let runs = Locked<[String]>([])
         let store: Store<TestState, TestAction>
         let start: UInt64
 
-        init(_ modify: (CoarseTestScheduler, SideEffect<TestState, TestAction>) -> SideEffect<TestState, TestAction>) {
-            let scheduler = scheduler
+        init(
+            scheduler: CoarseTestScheduler = CoarseTestScheduler(tick: 4_000_000),
+            _ modify: (CoarseTestScheduler, SideEffect<TestState, TestAction>) -> SideEffect<TestState, TestAction>
+        ) {
+            self.scheduler = scheduler
             let runs = runs
             let start = scheduler.now.uptimeNanoseconds
             self.start = start
@@ -84,6 +93,19 @@ import Testing
         #expect(harness.recorded.isEmpty)  // due now, and the run is at most two ticks late
         harness.advance(toMicroseconds: 103_500 + 8_000)
         #expect(harness.recorded == ["1@108000"])
+    }
+
+    @Test func aDelayedRunIsNeverEarlyWhenTheCoarseClockStallsWithinItsLag() {
+        // The coarse reading five ticks older than its last tick (20 ms), as Linux allows before another CPU updates
+        // it; the margin six ticks (24 ms, what the kernel's clock gets), at most a tenth of the 1 s delay.
+        let scheduler = CoarseTestScheduler(tick: 4_000_000, stalledTicks: 5, lagTicks: 6)
+        let harness = Harness(scheduler: scheduler) { Middlewares.delay(.seconds(1), on: $0, $1) }
+        // At 50 ms the coarse clock reads 28 ms: the time given is 28 + 24 = 52 ms, the run's deadline 1,052 ms.
+        harness.dispatch(1, atMicroseconds: 50_000)
+        harness.advance(toMicroseconds: 1_049_999)
+        #expect(harness.recorded.isEmpty)  // the exact deadline, 1,050 ms, is not reached: never early
+        harness.advance(toMicroseconds: 1_050_000 + 24_000)
+        #expect(harness.recorded == ["1@1052000"])  // at most six ticks late
     }
 
     @Test func aShortDelayTakesTheExactTime() {

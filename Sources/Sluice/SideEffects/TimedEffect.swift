@@ -68,14 +68,16 @@ struct EffectRun<State: Sendable, Action: Sendable>: Sendable {
 /// without a precise clock read. The instant never moves backward, so a stale read is an earlier instant, which only
 /// sends the action down the exact path. On Linux, with the default scheduler, that comparison reads the coarse
 /// monotonic clock (the time of the last timer tick, a third of the cost of the precise clock): the time is before
-/// the instant if the coarse time plus twice the tick is, and otherwise ``receive(_:_:)`` reads the precise clock.
+/// the instant if the coarse time plus six ticks is, and otherwise ``receive(_:_:)`` reads the precise clock. Six,
+/// because the coarse clock is updated by one CPU's tick, and when that CPU stalls (a virtual machine's CPU
+/// descheduled by its host) another CPU forces the update only after five ticks without one.
 /// On a platform whose word is narrower than 64 bits the word stays 0.
 ///
 /// A machine whose deadlines may be a little late (``TimedStateMachine/toleratesLateTime(by:)``: `delay`, and
 /// `debounce` without `maxWait`, each with an interval of at least ten times that lateness) is given, for an action
-/// outside that instant, the coarse time plus twice the tick instead of a precise read: an upper bound of the time,
-/// so that a deadline computed from it is never early, and at most two ticks late, within the leeway that
-/// libdispatch gives a timer of that interval (a tenth of it). The precise clock costs about three times the coarse
+/// outside that instant, the coarse time plus that lag instead of a precise read: an upper bound of the time, so
+/// that a deadline computed from it is never early, and at most six ticks late, within the leeway that libdispatch
+/// gives a timer of that interval (a tenth of it). The precise clock costs about three times the coarse
 /// one, and a held `delay` or `debounce` action would otherwise read it every time. A scheduler that conforms to
 /// ``CoarseClockScheduler`` gets the same treatment with its own two readings (tests use one on virtual time).
 @usableFromInline
@@ -118,7 +120,8 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
     /// the existential (a ``DispatchQueueScheduler`` on Linux, whose `now` is that clock).
     @usableFromInline
     let readsMonotonicClock: Bool
-    /// How far the coarse monotonic clock may lag the precise one: two of its ticks.
+    /// How far the coarse clock may lag the precise one: six ticks of the kernel's (see above), or a
+    /// ``CoarseClockScheduler``'s own ``CoarseClockScheduler/coarseLag``.
     @usableFromInline
     let coarseClockLag: UInt64
     /// The scheduler, if it has a coarse reading of its own (and is not read as the monotonic clock directly).
@@ -151,10 +154,10 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
         #endif
         if !readsMonotonicClock, let coarse = scheduler as? any CoarseClockScheduler {
             coarseScheduler = coarse
-            coarseClockLag = 2 * coarse.coarseTick
+            coarseClockLag = coarse.coarseLag
         } else {
             coarseScheduler = nil
-            coarseClockLag = 2 * csluice_monotonic_coarse_resolution()
+            coarseClockLag = 6 * csluice_monotonic_coarse_resolution()
         }
         #if os(Linux)
         let hasCoarseClock = readsMonotonicClock || coarseScheduler != nil
@@ -599,11 +602,18 @@ protocol TimedStateMachine: SendableMetatype {
 /// a ``DispatchQueueScheduler``. Tests give the modifiers one on virtual time.
 @usableFromInline
 package protocol CoarseClockScheduler: EffectScheduler {
-    /// The time as of the clock's last tick: never after ``EffectScheduler/now``, and before it by less than
-    /// ``coarseTick``.
+    /// The time as of the clock's last update: never after ``EffectScheduler/now``, and before it by at most
+    /// ``coarseLag``.
     var coarseNow: DispatchTime { get }
     /// The coarse clock's tick in nanoseconds.
     var coarseTick: UInt64 { get }
+    /// The most, in nanoseconds, that ``coarseNow`` can be behind ``EffectScheduler/now``: the margin added to a
+    /// coarse reading to make it an upper bound of the time. Two ticks unless the scheduler says otherwise.
+    var coarseLag: UInt64 { get }
+}
+
+extension CoarseClockScheduler {
+    package var coarseLag: UInt64 { 2 * coarseTick }
 }
 
 /// Where the runs of a time-based modifier happen when an action (rather than its timer) decides them.
