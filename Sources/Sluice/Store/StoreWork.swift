@@ -750,9 +750,21 @@ struct Slab<Element: Sendable>: Sendable {
     private var free: [Int] = []
     private var serial: UInt64 = 0
 
-    /// Stores `element` and returns its token.
+    init() {}
+
+    /// A slab whose next insertion takes the serial after `serial`, for the tests of its wrap-around.
+    init(serialForTesting serial: UInt64) {
+        self.serial = serial
+    }
+
+    /// Stores `element` and returns its token, never 0 (the mark of an empty slot).
     mutating func insert(_ element: consuming Element) -> UInt64 {
         serial &+= 1
+        if serial & 0xFFFF_FFFF == 0 {
+            // Only the serial's low 32 bits are in the token: skip the serial that would make slot 0's token 0,
+            // which an empty slot also has, so that a removal of it would free the slot twice.
+            serial &+= 1
+        }
         let slot: Int
         if let reused = free.popLast() {
             slot = reused
