@@ -437,7 +437,7 @@ extension Middlewares {
         level: LogLevel,
         comparing: LogDiffSource<State, Action>,
         format: LogLineFormat,
-        records: @Sendable (LogRecord<Action>) -> Void,
+        records: @escaping @Sendable (LogRecord<Action>) -> Void,
         clock: @Sendable () -> UInt64
     ) {
         let waited = api.core.pipelineLoadOfCurrentAction().waited
@@ -448,16 +448,17 @@ extension Middlewares {
         let changes = before.map { before in
             StateDiff(before, comparing.capture!(api, action), rootName: comparing.rootName, format)
         }
-        records(
-            LogRecord(
-                level: level,
-                action: action,
-                elapsed: elapsed,
-                waited: waited,
-                changes: changes?.changes,
-                omittedChanges: changes?.omitted ?? 0,
-                format: format
-            )
+        let record = LogRecord(
+            level: level,
+            action: action,
+            elapsed: elapsed,
+            waited: waited,
+            changes: changes?.changes,
+            omittedChanges: changes?.omitted ?? 0,
+            format: format
         )
+        // The description of the action, the line and the sink run once this thread gives the pipeline up, so that
+        // no other dispatch waits for them.
+        api.core.runAfterRelease { records(record) }
     }
 }

@@ -67,6 +67,11 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// What ``ownerQueue`` adds to ``Store/statistics``: written by the owner, read by anyone.
     @usableFromInline
     let ownerQueueCounts = OwnerQueueCounts()
+    /// Work that the pipeline's owner leaves for after it gives the pipeline up (``runAfterRelease(_:)``), in the
+    /// order it was left. Read and written only by the owner, which takes all of it at the moment it gives the
+    /// pipeline up and runs it then, outside the lock.
+    @usableFromInline @exclusivity(unchecked)
+    var afterRelease: [() -> Void] = []
     /// The nanoseconds that the action whose work runs now waited for the pipeline; 0 unless it waited. Read only by
     /// the pipeline's owner (see ``MiddlewareAPI/pipelineWaitOfCurrentAction``).
     @usableFromInline
@@ -271,6 +276,10 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     func releaseAfterQueueing(through chain: DispatchFunction<Action>?, thread: ThreadID) {
         while entryWord.value == thread.raw | PipelineEntry.queued {
             if ownerQueue.isEmpty {
+                if _slowPath(!afterRelease.isEmpty) {
+                    releaseThenRunLeftWork(thread: thread)
+                    return
+                }
                 if entryWord.tryReleaseQueued(thread) {
                     OwnedPipelines.add(-1)
                     return
@@ -280,6 +289,38 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
             chain!(ownerQueue.removeFirst())
         }
         releaseThroughMachine()
+    }
+
+    /// ``releaseAfterQueueing(through:thread:)`` for an owner that left work for after the release
+    /// (``afterRelease``): gives the pipeline up, then runs that work; through the machine if it took over meanwhile.
+    @usableFromInline @inline(never)
+    func releaseThenRunLeftWork(thread: ThreadID) {
+        let work = afterRelease
+        afterRelease = []
+        guard entryWord.tryReleaseQueued(thread) else {
+            // Still this thread's pipeline, now in the machine's charge: the drain takes the work back with what its
+            // queue adds, and runs all of it once it gives the pipeline up.
+            afterRelease = work
+            releaseThroughMachine()
+            return
+        }
+        OwnedPipelines.add(-1)
+        for item in work {
+            item()
+        }
+    }
+
+    /// Leaves `work` for after this thread gives up the pipeline it owns: run on this thread, outside the lock, at
+    /// the end of the current dispatch, send or hand-over (after the actions it queued meanwhile), so that no other
+    /// dispatch waits for it. Called only by the pipeline's owner, from inside the chain. The logging middleware
+    /// leaves each line's description and sink here.
+    @usableFromInline
+    func runAfterRelease(_ work: @escaping () -> Void) {
+        if afterRelease.isEmpty, entryWord.isBareOwner(ThreadID.current) {
+            // A fast owner's exit must fail, so that it gives the pipeline up through the code that runs the work.
+            entryWord.markQueued()
+        }
+        afterRelease.append(work)
     }
 
     /// The end of a fast-path run whose owner word the state machine took over meanwhile (something was queued,
@@ -509,18 +550,49 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
             if _slowPath(!pipeline.queue.isEmpty) {
                 processQueueLocked(through: chain)
             }
-            if _slowPath(pipeline.waiterCount > 0) {
-                if releaseToWaiterLocked(through: chain) {
-                    return
-                }
-                continue
+            if _slowPath(!afterRelease.isEmpty) {
+                drainThenRunLeftWorkLocked(through: chain)
+                return
             }
-            pipeline.releaseIdle()
-            wentIdleLocked()
-            OwnedPipelines.add(-1)
-            lock.unlock()
-            return
+            if giveUpLocked(through: chain) {
+                return
+            }
         }
+    }
+
+    /// ``drainLocked(through:)`` for an owner that left work for after the release (``afterRelease``): takes that
+    /// work, and what the queued actions leave, at the moment it gives the pipeline up, then runs it without the
+    /// lock. Called with `lock` held, returns without it.
+    @usableFromInline @inline(never)
+    func drainThenRunLeftWorkLocked(through chain: DispatchFunction<Action>?) {
+        var work: [() -> Void] = []
+        while true {
+            if !pipeline.queue.isEmpty {
+                processQueueLocked(through: chain)
+            }
+            work += afterRelease
+            afterRelease.removeAll(keepingCapacity: true)
+            if giveUpLocked(through: chain) {
+                break
+            }
+        }
+        for item in work {
+            item()
+        }
+    }
+
+    /// Gives the drained pipeline up: to a waiter, or idle (returns `true`, without `lock`); or serves a waiting
+    /// task's action (returns `false`, with `lock`: the caller drains what that queued, then gives up again).
+    @inlinable
+    func giveUpLocked(through chain: DispatchFunction<Action>?) -> Bool {
+        if _slowPath(pipeline.waiterCount > 0) {
+            return releaseToWaiterLocked(through: chain)
+        }
+        pipeline.releaseIdle()
+        wentIdleLocked()
+        OwnedPipelines.add(-1)
+        lock.unlock()
+        return true
     }
 
     /// Processes ``ownerQueue`` until it is empty, or drops it once the store is gone, as the machine drops its queue;
