@@ -68,8 +68,8 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     @usableFromInline
     let ownerQueueCounts = OwnerQueueCounts()
     /// Work that the pipeline's owner leaves for after it gives the pipeline up (``runAfterRelease(_:)``), in the
-    /// order it was left. Read and written only by the owner, which takes all of it at the moment it gives the
-    /// pipeline up and runs it then, outside the lock.
+    /// order it was left. Read and written only by the owner, which takes all of it under the lock at the moment it
+    /// gives the pipeline up (``drainThenRunLeftWorkLocked(through:)``) and runs it then, outside the lock.
     @usableFromInline @exclusivity(unchecked)
     var afterRelease: [() -> Void] = []
     /// The nanoseconds that the action whose work runs now waited for the pipeline; 0 unless it waited. Read only by
@@ -276,10 +276,6 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     func releaseAfterQueueing(through chain: DispatchFunction<Action>?, thread: ThreadID) {
         while entryWord.value == thread.raw | PipelineEntry.queued {
             if ownerQueue.isEmpty {
-                if _slowPath(!afterRelease.isEmpty) {
-                    releaseThenRunLeftWork(thread: thread)
-                    return
-                }
                 if entryWord.tryReleaseQueued(thread) {
                     OwnedPipelines.add(-1)
                     return
@@ -291,34 +287,20 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         releaseThroughMachine()
     }
 
-    /// ``releaseAfterQueueing(through:thread:)`` for an owner that left work for after the release
-    /// (``afterRelease``): gives the pipeline up, then runs that work; through the machine if it took over meanwhile.
-    @usableFromInline @inline(never)
-    func releaseThenRunLeftWork(thread: ThreadID) {
-        let work = afterRelease
-        afterRelease = []
-        guard entryWord.tryReleaseQueued(thread) else {
-            // Still this thread's pipeline, now in the machine's charge: the drain takes the work back with what its
-            // queue adds, and runs all of it once it gives the pipeline up.
-            afterRelease = work
-            releaseThroughMachine()
-            return
-        }
-        OwnedPipelines.add(-1)
-        for item in work {
-            item()
-        }
-    }
-
     /// Leaves `work` for after this thread gives up the pipeline it owns: run on this thread, outside the lock, at
     /// the end of the current dispatch, send or hand-over (after the actions it queued meanwhile), so that no other
     /// dispatch waits for it. Called only by the pipeline's owner, from inside the chain. The logging middleware
     /// leaves each line's description and sink here.
+    ///
+    /// The state machine takes charge of the run (if it is not already), so that the owner gives the pipeline up
+    /// through ``drainLocked(through:)``, the one place that runs this work; the fast exits then test nothing more.
     @usableFromInline
     func runAfterRelease(_ work: @escaping () -> Void) {
-        if afterRelease.isEmpty, entryWord.isBareOwner(ThreadID.current) {
-            // A fast owner's exit must fail, so that it gives the pipeline up through the code that runs the work.
-            entryWord.markQueued()
+        if afterRelease.isEmpty, entryWord.value & PipelineEntry.slow == 0 {
+            // Only the lock sets the bit, and once set during this run only this owner's release clears it.
+            lock.lock()
+            inflateLocked()
+            lock.unlock()
         }
         afterRelease.append(work)
     }
@@ -583,12 +565,14 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
 
     /// Gives the drained pipeline up: to a waiter, or idle (returns `true`, without `lock`); or serves a waiting
     /// task's action (returns `false`, with `lock`: the caller drains what that queued, then gives up again).
+    /// Called with `lock` held and the state machine in charge (the caller read ``pipeline``, and only this
+    /// owner's release gives the fast path back), so it reads the machine without making it take over again.
     @inlinable
     func giveUpLocked(through chain: DispatchFunction<Action>?) -> Bool {
-        if _slowPath(pipeline.waiterCount > 0) {
+        if _slowPath(pipelineStorage.waiterCount > 0) {
             return releaseToWaiterLocked(through: chain)
         }
-        pipeline.releaseIdle()
+        pipelineStorage.releaseIdle()
         wentIdleLocked()
         OwnedPipelines.add(-1)
         lock.unlock()
