@@ -545,7 +545,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// ``drainLocked(through:)`` for an owner that left work for after the release (``afterRelease``): takes that
     /// work, and what the queued actions leave, at the moment it gives the pipeline up, then runs it without the
     /// lock. Called with `lock` held, returns without it.
-    @usableFromInline @inline(never)
+    @inlinable @inline(never)
     func drainThenRunLeftWorkLocked(through chain: DispatchFunction<Action>?) {
         var work: [() -> Void] = []
         while true {
