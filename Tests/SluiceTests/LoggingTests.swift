@@ -951,6 +951,36 @@ import Darwin
         #expect(store.state.count == 3)
     }
 
+    /// A task that waited in line has its action run by the thread that owns the pipeline; its line comes back with
+    /// it and is written before its `send` returns, not after the owner's own lines.
+    @Test func aSendServedByTheOwnerWritesItsLineBeforeItReturns() async throws {
+        let sendReturned = Locked(false)
+        let lines = Locked<[String]>([])
+        let blocked = BlockedStore(
+            middleware: Middlewares.logging(
+                sink: { line in
+                    if line.hasPrefix("record(\"block\")") {
+                        // The owner's own line waits until the send returned: a line handed back to the owner would
+                        // come after it.
+                        _ = sendReturned.waitBlocking { $0 }
+                    }
+                    lines.append(line)
+                },
+                clock: { 0 }
+            )
+        )
+        blocked.blockOnAnotherThread()
+        let sent = try await blocked.sendInATaskAndWaitInLine("sent")
+        blocked.unblock()
+        let accepted = await sent.value.isAccepted
+        let linesWhenSendReturned = lines.current
+        sendReturned.withValue { $0 = true }
+        #expect(accepted)
+        #expect(linesWhenSendReturned.map { $0.prefix { $0 != " " } } == ["record(\"sent\")"])
+        #expect(await blocked.blockerReturns())
+        #expect(lines.current.count == 2)
+    }
+
     // MARK: Concurrency
 
     @Test func concurrentDispatchesLogExactlyOneLinePerAction() async {

@@ -347,7 +347,10 @@ extension StoreCore {
                 run: run
             )
             switch outcome {
-            case .processed:
+            case .processed(_, let leftWork):
+                for item in leftWork {
+                    item()
+                }
                 return reading.withLock { $0 }
             case .dropped, .cancelled:
                 return nil

@@ -71,7 +71,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// order it was left. Read and written only by the owner, which takes all of it under the lock at the moment it
     /// gives the pipeline up (``drainThenRunLeftWorkLocked(through:)``) and runs it then, outside the lock.
     @usableFromInline @exclusivity(unchecked)
-    var afterRelease: [() -> Void] = []
+    var afterRelease: [@Sendable () -> Void] = []
     /// The nanoseconds that the action whose work runs now waited for the pipeline; 0 unless it waited. Read only by
     /// the pipeline's owner (see ``MiddlewareAPI/pipelineWaitOfCurrentAction``).
     @usableFromInline
@@ -295,7 +295,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// The state machine takes charge of the run (if it is not already), so that the owner gives the pipeline up
     /// through ``drainLocked(through:)``, the one place that runs this work; the fast exits then test nothing more.
     @usableFromInline
-    func runAfterRelease(_ work: @escaping () -> Void) {
+    func runAfterRelease(_ work: @escaping @Sendable () -> Void) {
         if afterRelease.isEmpty, entryWord.value & PipelineEntry.slow == 0 {
             // Only the lock sets the bit, and once set during this run only this owner's release clears it.
             lock.lock()
@@ -547,7 +547,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// lock. Called with `lock` held, returns without it.
     @inlinable @inline(never)
     func drainThenRunLeftWorkLocked(through chain: DispatchFunction<Action>?) {
-        var work: [() -> Void] = []
+        var work: [@Sendable () -> Void] = []
         while true {
             if !pipeline.queue.isEmpty {
                 processQueueLocked(through: chain)
@@ -561,6 +561,18 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         for item in work {
             item()
         }
+    }
+
+    /// The work left for after the release (``afterRelease``) beyond its first `count` items, taken out of it; empty,
+    /// without allocating, when there is none. Called by the owner with `lock` held.
+    @inlinable
+    func takeLeftWorkLocked(after count: Int) -> [@Sendable () -> Void] {
+        if _fastPath(afterRelease.count == count) {
+            return []
+        }
+        let left = Array(afterRelease[count...])
+        afterRelease.removeSubrange(count...)
+        return left
     }
 
     /// Gives the drained pipeline up: to a waiter, or idle (returns `true`, without `lock`); or serves a waiting
@@ -651,18 +663,23 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
                 lock.lock()
                 return false
             }
+            // What the task's action leaves for after the release (its logged line) goes back with the task, which
+            // runs it before its `send` returns, on its own thread.
+            let ownLeftWork = afterRelease.count
             if let reader = continuation.reader {
                 // A `send(_:reading:)`: read the state right after its action, before the queued ones.
                 runReadingLocked(action, through: chain, waited: waited, reader: reader.read)
                 processQueueLocked(through: chain)
+                let left = takeLeftWorkLocked(after: ownLeftWork)
                 lock.unlock()
-                continuation.resume(returning: .processed(nil))
+                continuation.resume(returning: .processed(nil, leftWork: left))
                 lock.lock()
                 return false
             }
             let work = runTrackingLocked(action, through: chain, waited: waited)
+            let left = takeLeftWorkLocked(after: ownLeftWork)
             lock.unlock()
-            continuation.resume(returning: .processed(work))
+            continuation.resume(returning: .processed(work, leftWork: left))
             lock.lock()
             return false
         }

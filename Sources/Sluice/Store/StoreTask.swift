@@ -86,8 +86,9 @@ final class TrackedWork: Sendable {
 /// How a waiting `send` ends.
 @usableFromInline
 enum SendOutcome: Sendable {
-    /// The owner processed the action; the work it started, if any.
-    case processed(TrackedWork?)
+    /// The owner processed the action; the work it started, if any, and what it left for after the release (its
+    /// logged line), which the resumed task runs before its `send` returns.
+    case processed(TrackedWork?, leftWork: [@Sendable () -> Void])
     /// The store went away before the action's turn.
     case dropped
     /// The sending task was cancelled while it waited; the action was not processed.
@@ -254,7 +255,10 @@ extension StoreCore {
                 return task
             case .wait(let ticket):
                 switch await waitInLine(ticket: ticket, action: action, reader: nil, run: run) {
-                case .processed(let work):
+                case .processed(let work, let leftWork):
+                    for item in leftWork {
+                        item()
+                    }
                     return StoreTask(isAccepted: true, work: work)
                 case .dropped, .cancelled:
                     return StoreTask(isAccepted: false)
