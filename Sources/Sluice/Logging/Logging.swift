@@ -50,15 +50,15 @@ extension Middlewares {
     ///   compared: only its count is. Values are shown in at most 60 characters and 16 levels of nesting (deeper
     ///   ones as `…`). An action that changed nothing logs `no change`.
     ///
-    /// Lines go to `sink` on the thread that ran the action, once that thread has given up the store's pipeline,
-    /// outside the store's lock: the action's description, the line and the sink hold no other dispatch. An action
-    /// that a thread dispatches and runs itself has its line written before `dispatch` (or `send`) returns, after
-    /// the lines of the actions before it in the same turn (the follow-ups its work dispatched come after it, in
-    /// order). Lines of actions that different threads run at once can reach the sink in either order, and an action
-    /// that the store ran for another thread or task (queued to the thread that owned the pipeline) is written by
-    /// that thread, possibly after the other's `dispatch` returned. A sink may dispatch to the same store: that is an
-    /// ordinary dispatch, processed before the sink goes on. By default each line is written to standard error in
-    /// one `write` call, so that lines from concurrent threads do not interleave.
+    /// Lines go to `sink` once the store's pipeline is free again, outside the store's lock: the action's
+    /// description, the line and the sink hold no other dispatch. A `dispatch` or `send` returns after its own
+    /// line, and the follow-ups its work dispatched are written after it, in order: by the dispatching thread, or,
+    /// for a task whose action the thread owning the pipeline ran while the task waited in line, by that task when
+    /// it resumes. Lines of actions that different threads or tasks run at once can reach the sink in either
+    /// order. An action handed to the pipeline's owner from inside another store's work (rule 2) is written by
+    /// that owner. A sink may dispatch to the same store: that is an ordinary dispatch, processed before the sink
+    /// goes on. By default each line is written to standard error in one `write` call, so that lines from
+    /// concurrent threads do not interleave.
     ///
     /// ## Cost
     ///
@@ -91,9 +91,8 @@ extension Middlewares {
     ///   - sampling: Which of the included actions are logged, counted per store; ``LogSampling/all`` by
     ///     default.
     ///   - include: Whether an action is logged (and counted for sampling). Other actions pass through untouched.
-    ///   - sink: Receives each line, without a trailing newline. It is called on the thread that ran the action,
-    ///     once that thread has given up the store's pipeline, and may be called from several threads at once.
-    ///     ``writeToStandardError(_:)`` by default.
+    ///   - sink: Receives each line, without a trailing newline, once the store's pipeline is free again (see
+    ///     above); it may be called from several threads at once. ``writeToStandardError(_:)`` by default.
     /// - Returns: The middleware. Its sampling counter is created per store when the store installs it.
     public static func logging<State: Sendable, Action: Sendable>(
         diff: Bool = false,
@@ -150,10 +149,9 @@ extension Middlewares {
     ///   - sampling: Which of the included actions are logged, counted per store; ``LogSampling/all`` by default.
     ///   - include: Whether an action is logged (and counted for sampling). Other actions pass through untouched.
     ///   - isEnabled: Whether records of a level are written now; asked before anything else for each action.
-    ///   - records: Receives each record on the thread that ran the action, once that thread has given up the
-    ///     store's pipeline (as a line reaches the sink of
-    ///     ``logging(diff:maxChanges:maxLineLength:sampling:include:sink:)``); it may be called from several
-    ///     threads at once.
+    ///   - records: Receives each record once the store's pipeline is free again, as a line reaches the sink of
+    ///     ``logging(diff:maxChanges:maxLineLength:sampling:include:sink:)``; it may be called from several threads
+    ///     at once.
     /// - Returns: The middleware. Its sampling counter is created per store when the store installs it.
     public static func logging<State: Sendable, Action: Sendable>(
         level: LogLevel = .info,
@@ -226,9 +224,8 @@ extension Middlewares {
     ///   - sampling: Which of the included actions are logged, counted per store; ``LogSampling/all`` by
     ///     default.
     ///   - include: Whether an action is logged (and counted for sampling). Other actions pass through untouched.
-    ///   - sink: Receives each line, without a trailing newline. It is called on the thread that ran the action,
-    ///     once that thread has given up the store's pipeline, and may be called from several threads at once.
-    ///     ``writeToStandardError(_:)`` by default.
+    ///   - sink: Receives each line, without a trailing newline, once the store's pipeline is free again (see
+    ///     above); it may be called from several threads at once. ``writeToStandardError(_:)`` by default.
     /// - Returns: The middleware. Its sampling counter is created per store when the store installs it.
     public static func logging<State: Sendable, Action: Sendable, Parts>(
         diffing: @escaping @Sendable (State, Action) -> Parts,
@@ -269,10 +266,9 @@ extension Middlewares {
     ///   - sampling: Which of the included actions are logged, counted per store; ``LogSampling/all`` by default.
     ///   - include: Whether an action is logged (and counted for sampling). Other actions pass through untouched.
     ///   - isEnabled: Whether records of a level are written now; asked before anything else for each action.
-    ///   - records: Receives each record on the thread that ran the action, once that thread has given up the
-    ///     store's pipeline (as a line reaches the sink of
-    ///     ``logging(diff:maxChanges:maxLineLength:sampling:include:sink:)``); it may be called from several
-    ///     threads at once.
+    ///   - records: Receives each record once the store's pipeline is free again, as a line reaches the sink of
+    ///     ``logging(diff:maxChanges:maxLineLength:sampling:include:sink:)``; it may be called from several threads
+    ///     at once.
     /// - Returns: The middleware. Its sampling counter is created per store when the store installs it.
     public static func logging<State: Sendable, Action: Sendable, Parts>(
         level: LogLevel = .info,
