@@ -17,6 +17,68 @@ import Testing
 
     // MARK: Refusing
 
+    /// Shutdown returns after the last logged line: a line is written after the pipeline is free again, and
+    /// shutdown waits for it as it waits for a dispatch in progress.
+    @Test func shutdownWaitsForALineBeingWritten() async throws {
+        let sinkEntered = AsyncGate()
+        let shutdownWaits = Locked(false)
+        let events = Locked<[String]>([])
+        let store = Store<TestState, TestAction>(
+            initialState: TestState(),
+            reducer: testReducer,
+            middleware: [
+                Middlewares.logging(
+                    sink: { _ in
+                        sinkEntered.open()
+                        _ = shutdownWaits.waitBlocking { $0 }
+                        events.append("line written")
+                    },
+                    clock: { 0 }
+                )
+            ]
+        )
+        async let dispatched: Void = onThread { store.dispatch(.increment) }
+        await sinkEntered.wait()
+        let shutdown = Task {
+            let report = await store.shutdown(timeout: hangGuard)
+            events.append("shutdown returned")
+            return report
+        }
+        try await poll("shutdown waiting for the pipeline") { store.core.work.isWaitingForPipelineIdle }
+        shutdownWaits.withValue { $0 = true }
+        await dispatched
+        _ = await shutdown.value
+        #expect(events.current == ["line written", "shutdown returned"])
+    }
+
+    /// A middleware before the logger may call `next` later, from another thread (rule 5): the line of that action
+    /// is written by that thread, which no longer owns the pipeline when the logger gets it back.
+    @Test func aLineWhoseActionWentOnFromAnotherThreadIsWritten() async {
+        let lines = Locked<[String]>([])
+        let later = DispatchQueue(label: "later")
+        let deferring = Middleware<TestState, TestAction> { _ in
+            { next in
+                { action in
+                    if action == .add(1) {
+                        later.async { next(action) }
+                    } else {
+                        next(action)
+                    }
+                }
+            }
+        }
+        let store = Store<TestState, TestAction>(
+            initialState: TestState(),
+            reducer: testReducer,
+            middleware: [deferring, Middlewares.logging(sink: { lines.append($0) }, clock: { 0 })]
+        )
+        store.dispatch(.add(1))
+        #expect(await lines.wait { $0.count == 1 })
+        store.dispatch(.add(2))
+        #expect(lines.current.map { $0.prefix { $0 != " " } } == ["add(1)", "add(2)"])
+        #expect(store.state.count == 3)
+    }
+
     @Test func dispatchesAfterShutdownAreRefusedAndCounted() async {
         let apiBox = Locked<MiddlewareAPI<TestState, TestAction>?>(nil)
         let store = store([

@@ -56,8 +56,8 @@ extension Middlewares {
     /// for a task whose action the thread owning the pipeline ran while the task waited in line, by that task when
     /// it resumes. Lines of actions that different threads or tasks run at once can reach the sink in either
     /// order. An action handed to the pipeline's owner from inside another store's work (rule 2) is written by
-    /// that owner. A sink may dispatch to the same store: that is an ordinary dispatch, processed before the sink
-    /// goes on. By default each line is written to standard error in one `write` call, so that lines from
+    /// that owner. ``Store/shutdown(timeout:)`` returns after the lines of the actions it let finish. A sink may
+    /// dispatch to the same store: that is an ordinary dispatch, processed before the sink goes on. By default each line is written to standard error in one `write` call, so that lines from
     /// concurrent threads do not interleave.
     ///
     /// ## Cost

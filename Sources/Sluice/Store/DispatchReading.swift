@@ -348,9 +348,7 @@ extension StoreCore {
             )
             switch outcome {
             case .processed(_, let leftWork):
-                for item in leftWork {
-                    item()
-                }
+                runLeftWork(leftWork)
                 return reading.withLock { $0 }
             case .dropped, .cancelled:
                 return nil

@@ -144,7 +144,8 @@ extension StoreCore {
     }
 
     /// Waits until no thread is dispatching on the store or waiting in line to (the pipeline is idle while a thread
-    /// woken to take it is on its way), until `deadline`, or until the calling task is cancelled.
+    /// woken to take it is on its way) and none is running what a dispatch left for after the pipeline (a logged
+    /// line, ``StoreCore/leftWorkRunning``), until `deadline`, or until the calling task is cancelled.
     ///
     /// Not polled: while the store refuses dispatches, every owner that leaves the pipeline idle tells the ledger
     /// (``StoreWork/pipelineWentIdle()``), which wakes this wait to look again. The generation read before looking
@@ -152,7 +153,9 @@ extension StoreCore {
     func waitForFreePipeline(until deadline: ContinuousClock.Instant) async {
         while !Task.isCancelled {
             let generation = work.pipelineIdleGeneration
-            let isBusy = lock.withLock { pipeline.isOwned || pipeline.waiterCount > 0 || !pipeline.woken.isEmpty }
+            let isBusy = lock.withLock {
+                pipeline.isOwned || pipeline.waiterCount > 0 || !pipeline.woken.isEmpty || leftWorkRunning > 0
+            }
             guard isBusy, await work.waitForPipelineIdle(after: generation, until: deadline) else { return }
         }
     }

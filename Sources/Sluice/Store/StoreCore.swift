@@ -72,6 +72,10 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// gives the pipeline up (``drainThenRunLeftWorkLocked(through:)``) and runs it then, outside the lock.
     @usableFromInline @exclusivity(unchecked)
     var afterRelease: [@Sendable () -> Void] = []
+    /// How many lists of left work were taken at a release and have not finished running: shutdown waits for them,
+    /// as for a free pipeline, so that it returns after the last logged line. Guarded by `lock`.
+    @usableFromInline @exclusivity(unchecked)
+    var leftWorkRunning = 0
     /// The nanoseconds that the action whose work runs now waited for the pipeline; 0 unless it waited. Read only by
     /// the pipeline's owner (see ``MiddlewareAPI/pipelineWaitOfCurrentAction``).
     @usableFromInline
@@ -289,20 +293,53 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
 
     /// Leaves `work` for after this thread gives up the pipeline it owns: run on this thread, outside the lock, at
     /// the end of the current dispatch, send or hand-over (after the actions it queued meanwhile), so that no other
-    /// dispatch waits for it. Called only by the pipeline's owner, from inside the chain. The logging middleware
-    /// leaves each line's description and sink here.
+    /// dispatch waits for it. Called from inside the chain; the logging middleware leaves each line's description
+    /// and sink here. A caller that does not own the pipeline runs `work` at once: a middleware before it called
+    /// `next` later or from another thread (rule 5), so the store's work for that action is already done.
     ///
-    /// The state machine takes charge of the run (if it is not already), so that the owner gives the pipeline up
-    /// through ``drainLocked(through:)``, the one place that runs this work; the fast exits then test nothing more.
+    /// The state machine takes charge of the run if it is not already (a logged action already put it in charge,
+    /// to read how long it waited), so that the owner gives the pipeline up through ``drainLocked(through:)``, the
+    /// one place that runs this work; the fast exits then test nothing more.
     @usableFromInline
     func runAfterRelease(_ work: @escaping @Sendable () -> Void) {
-        if afterRelease.isEmpty, entryWord.value & PipelineEntry.slow == 0 {
+        let word = entryWord.value
+        // Exact without the lock: only this thread puts its identity in the word, and only its release takes it out.
+        guard PipelineEntry.owner(in: word).raw == ThreadID.current.raw else {
+            work()
+            return
+        }
+        if afterRelease.isEmpty, word & PipelineEntry.slow == 0 {
             // Only the lock sets the bit, and once set during this run only this owner's release clears it.
             lock.lock()
             inflateLocked()
             lock.unlock()
         }
         afterRelease.append(work)
+    }
+
+    /// Runs work left for after a release, taken by ``drainThenRunLeftWorkLocked(through:)`` or handed to a served
+    /// task (``takeLeftWorkLocked(after:)``), then tells shutdown, which waits for it as for a free pipeline
+    /// (``leftWorkRunning``). Called without `lock`.
+    @inlinable
+    func runLeftWork(_ left: [@Sendable () -> Void]) {
+        if left.isEmpty {
+            return
+        }
+        for item in left {
+            item()
+        }
+        leftWorkFinished()
+    }
+
+    /// One list of left work finished running: wakes shutdown if the store refuses dispatches.
+    @usableFromInline
+    func leftWorkFinished() {
+        lock.lock()
+        leftWorkRunning -= 1
+        if pipelineStorage.phase != .open {
+            work.pipelineWentIdle()
+        }
+        lock.unlock()
     }
 
     /// The end of a fast-path run whose owner word the state machine took over meanwhile (something was queued,
@@ -547,24 +584,28 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// lock. Called with `lock` held, returns without it.
     @inlinable @inline(never)
     func drainThenRunLeftWorkLocked(through chain: DispatchFunction<Action>?) {
-        var work: [@Sendable () -> Void] = []
+        var left: [@Sendable () -> Void] = []
         while true {
             if !pipeline.queue.isEmpty {
                 processQueueLocked(through: chain)
             }
-            work += afterRelease
-            afterRelease.removeAll(keepingCapacity: true)
+            if !afterRelease.isEmpty {
+                if left.isEmpty {
+                    leftWorkRunning += 1
+                }
+                left += afterRelease
+                afterRelease.removeAll(keepingCapacity: true)
+            }
             if giveUpLocked(through: chain) {
                 break
             }
         }
-        for item in work {
-            item()
-        }
+        runLeftWork(left)
     }
 
-    /// The work left for after the release (``afterRelease``) beyond its first `count` items, taken out of it; empty,
-    /// without allocating, when there is none. Called by the owner with `lock` held.
+    /// The work left for after the release (``afterRelease``) beyond its first `count` items, taken out of it and
+    /// counted in ``leftWorkRunning`` until ``runLeftWork(_:)`` ran it; empty, without allocating, when there is none.
+    /// Called by the owner with `lock` held.
     @inlinable
     func takeLeftWorkLocked(after count: Int) -> [@Sendable () -> Void] {
         if _fastPath(afterRelease.count == count) {
@@ -572,6 +613,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         }
         let left = Array(afterRelease[count...])
         afterRelease.removeSubrange(count...)
+        leftWorkRunning += 1
         return left
     }
 

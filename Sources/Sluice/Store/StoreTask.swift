@@ -256,9 +256,7 @@ extension StoreCore {
             case .wait(let ticket):
                 switch await waitInLine(ticket: ticket, action: action, reader: nil, run: run) {
                 case .processed(let work, let leftWork):
-                    for item in leftWork {
-                        item()
-                    }
+                    runLeftWork(leftWork)
                     return StoreTask(isAccepted: true, work: work)
                 case .dropped, .cancelled:
                     return StoreTask(isAccepted: false)

@@ -326,6 +326,15 @@ final class StoreWork: Sendable {
         }
     }
 
+    /// Whether a shutdown waits for the pipeline to go idle now (for tests, which cannot see that wait otherwise).
+    var isWaitingForPipelineIdle: Bool {
+        state.withLock { ledger in
+            ledger.waiters.values.contains { waiter in
+                if case .pipelineIdle = waiter.awaited { true } else { false }
+            }
+        }
+    }
+
     /// Waits until the pipeline went idle after `generation`, until `deadline`, or until the calling task is
     /// cancelled; returns whether it went idle.
     func waitForPipelineIdle(after generation: UInt64, until deadline: ContinuousClock.Instant) async -> Bool {
