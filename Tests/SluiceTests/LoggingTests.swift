@@ -867,25 +867,14 @@ import Darwin
     /// The line is made and handed to the sink once the store's pipeline is free again, before `dispatch` returns:
     /// a dispatch from the sink is processed at once, not queued behind the action being logged.
     @Test func theSinkRunsOnceTheStoreGaveThePipelineUp() {
-        let box = Locked<Store<TestState, TestAction>?>(nil)
         let seen = Locked<[Int]>([])
-        let store = Store<TestState, TestAction>(
-            initialState: TestState(),
-            reducer: testReducer,
-            middleware: [
-                Middlewares.logging(
-                    include: { $0 == .add(1) },
-                    sink: { _ in
-                        guard let store = box.current else { return }
-                        store.dispatch(.add(100))
-                        seen.append(store.state.count)
-                    },
-                    clock: { 0 }
-                )
-            ]
+        let store = storeWritingLines(
+            include: { $0 == .add(1) },
+            sink: { _, store in
+                store.dispatch(.add(100))
+                seen.append(store.state.count)
+            }
         )
-        box.withValue { $0 = store }
-        defer { box.withValue { $0 = nil } }
         store.dispatch(.add(1))
         #expect(seen.current == [101])
         #expect(store.state.count == 101)
@@ -894,27 +883,13 @@ import Darwin
     /// The lines of an action and of the follow-ups its work dispatched come in the order of the actions, each once
     /// the whole turn is done (the state the sink reads holds the follow-up), before `dispatch` or `send` returns.
     @Test func linesOfFollowUpsComeInOrderAfterTheWholeTurn() async {
-        let box = Locked<Store<TestState, TestAction>?>(nil)
         let lines = Locked<[String]>([])
         let followUp = SideEffect<TestState, TestAction> { action, api in
             if case .add(let amount) = action, amount < 10 { api.dispatch(.add(amount * 10)) }
         }
-        let store = Store<TestState, TestAction>(
-            initialState: TestState(),
-            reducer: testReducer,
-            middleware: [
-                Middlewares.logging(
-                    sink: { line in
-                        let action = line.prefix { $0 != " " }
-                        lines.append("\(action) seeing \(box.current?.state.count ?? -1)")
-                    },
-                    clock: { 0 }
-                ),
-                Middleware(followUp),
-            ]
-        )
-        box.withValue { $0 = store }
-        defer { box.withValue { $0 = nil } }
+        let store = storeWritingLines(after: [Middleware(followUp)]) { line, store in
+            lines.append("\(line.prefix { $0 != " " }) seeing \(store.state.count)")
+        }
         store.dispatch(.add(1))
         #expect(lines.current == ["add(1) seeing 11", "add(10) seeing 11"])
         await store.send(.add(2))
@@ -927,20 +902,13 @@ import Darwin
         let sinkEntered = AsyncGate()
         let otherDispatchReturned = Locked(false)
         let sinkSawIt = Locked(false)
-        let store = Store<TestState, TestAction>(
-            initialState: TestState(),
-            reducer: testReducer,
-            middleware: [
-                Middlewares.logging(
-                    include: { $0 == .add(1) },
-                    sink: { _ in
-                        sinkEntered.open()
-                        let returned = otherDispatchReturned.waitBlocking { $0 }
-                        sinkSawIt.withValue { $0 = returned }
-                    },
-                    clock: { 0 }
-                )
-            ]
+        let store = storeWritingLines(
+            include: { $0 == .add(1) },
+            sink: { _, _ in
+                sinkEntered.open()
+                let returned = otherDispatchReturned.waitBlocking { $0 }
+                sinkSawIt.withValue { $0 = returned }
+            }
         )
         async let logged: Void = onThread { store.dispatch(.add(1)) }
         await sinkEntered.wait()

@@ -23,20 +23,11 @@ import Testing
         let sinkEntered = AsyncGate()
         let shutdownWaits = Locked(false)
         let events = Locked<[String]>([])
-        let store = Store<TestState, TestAction>(
-            initialState: TestState(),
-            reducer: testReducer,
-            middleware: [
-                Middlewares.logging(
-                    sink: { _ in
-                        sinkEntered.open()
-                        _ = shutdownWaits.waitBlocking { $0 }
-                        events.append("line written")
-                    },
-                    clock: { 0 }
-                )
-            ]
-        )
+        let store = storeWritingLines { _, _ in
+            sinkEntered.open()
+            _ = shutdownWaits.waitBlocking { $0 }
+            events.append("line written")
+        }
         async let dispatched: Void = onThread { store.dispatch(.increment) }
         await sinkEntered.wait()
         let shutdown = Task {

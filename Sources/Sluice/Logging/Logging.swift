@@ -50,15 +50,15 @@ extension Middlewares {
     ///   compared: only its count is. Values are shown in at most 60 characters and 16 levels of nesting (deeper
     ///   ones as `…`). An action that changed nothing logs `no change`.
     ///
-    /// Lines go to `sink` once the store's pipeline is free again, outside the store's lock: the action's
-    /// description, the line and the sink hold no other dispatch. A `dispatch` or `send` returns after its own
-    /// line, and the follow-ups its work dispatched are written after it, in order: by the dispatching thread, or,
-    /// for a task whose action the thread owning the pipeline ran while the task waited in line, by that task when
-    /// it resumes. Lines of actions that different threads or tasks run at once can reach the sink in either
-    /// order. An action handed to the pipeline's owner from inside another store's work (rule 2) is written by
-    /// that owner. ``Store/shutdown(timeout:)`` returns after the lines of the actions it let finish. A sink may
-    /// dispatch to the same store: that is an ordinary dispatch, processed before the sink goes on. By default each line is written to standard error in one `write` call, so that lines from
-    /// concurrent threads do not interleave.
+    /// Lines go to `sink` once the store's pipeline is free again, outside the store's lock: the action's description,
+    /// the line and the sink hold no other dispatch. A `dispatch` or `send` returns after its own line, and the
+    /// follow-ups its work dispatched are written after it, in order: by the dispatching thread, or, for a task whose
+    /// action the thread owning the pipeline ran while the task waited in line, by that task when it resumes. Lines of
+    /// actions that different threads or tasks run at once can reach the sink in either order. An action handed to the
+    /// pipeline's owner from inside another store's work (rule 2) is written by that owner.
+    /// ``Store/shutdown(timeout:)`` returns after the lines of the actions it let finish. A sink may dispatch to the
+    /// same store: that is an ordinary dispatch, processed before the sink goes on. By default each line is written to
+    /// standard error in one `write` call, so that lines from concurrent threads do not interleave.
     ///
     /// ## Cost
     ///

@@ -72,7 +72,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// gives the pipeline up (``drainThenRunLeftWorkLocked(through:)``) and runs it then, outside the lock.
     @usableFromInline @exclusivity(unchecked)
     var afterRelease: [@Sendable () -> Void] = []
-    /// How many lists of left work were taken at a release and have not finished running: shutdown waits for them,
+    /// How many items of left work were taken at a release and have not finished running: shutdown waits for them,
     /// as for a free pipeline, so that it returns after the last logged line. Guarded by `lock`.
     @usableFromInline @exclusivity(unchecked)
     var leftWorkRunning = 0
@@ -318,7 +318,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     }
 
     /// Runs work left for after a release, taken by ``drainThenRunLeftWorkLocked(through:)`` or handed to a served
-    /// task (``takeLeftWorkLocked(after:)``), then tells shutdown, which waits for it as for a free pipeline
+    /// task (``takeLeftWorkLocked()``), then tells shutdown, which waits for it as for a free pipeline
     /// (``leftWorkRunning``). Called without `lock`.
     @inlinable
     func runLeftWork(_ left: [@Sendable () -> Void]) {
@@ -328,14 +328,14 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         for item in left {
             item()
         }
-        leftWorkFinished()
+        leftWorkFinished(left.count)
     }
 
-    /// One list of left work finished running: wakes shutdown if the store refuses dispatches.
+    /// `count` items of left work finished running: wakes shutdown if the store refuses dispatches.
     @usableFromInline
-    func leftWorkFinished() {
+    func leftWorkFinished(_ count: Int) {
         lock.lock()
-        leftWorkRunning -= 1
+        leftWorkRunning -= count
         if pipelineStorage.phase != .open {
             work.pipelineWentIdle()
         }
@@ -589,13 +589,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
             if !pipeline.queue.isEmpty {
                 processQueueLocked(through: chain)
             }
-            if !afterRelease.isEmpty {
-                if left.isEmpty {
-                    leftWorkRunning += 1
-                }
-                left += afterRelease
-                afterRelease.removeAll(keepingCapacity: true)
-            }
+            left += takeLeftWorkLocked()
             if giveUpLocked(through: chain) {
                 break
             }
@@ -603,18 +597,17 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         runLeftWork(left)
     }
 
-    /// The work left for after the release (``afterRelease``) beyond its first `count` items, taken out of it and
-    /// counted in ``leftWorkRunning`` until ``runLeftWork(_:)`` ran it; empty, without allocating, when there is none.
-    /// Called by the owner with `lock` held.
+    /// The work left for after the release (``afterRelease``), taken out of it and counted in ``leftWorkRunning``
+    /// until ``runLeftWork(_:)`` ran it; empty, without allocating, when there is none. Called by the owner with
+    /// `lock` held.
     @inlinable
-    func takeLeftWorkLocked(after count: Int) -> [@Sendable () -> Void] {
-        if _fastPath(afterRelease.count == count) {
+    func takeLeftWorkLocked() -> [@Sendable () -> Void] {
+        if _fastPath(afterRelease.isEmpty) {
             return []
         }
-        let left = Array(afterRelease[count...])
-        afterRelease.removeSubrange(count...)
-        leftWorkRunning += 1
-        return left
+        leftWorkRunning += afterRelease.count
+        defer { afterRelease = [] }
+        return afterRelease
     }
 
     /// Gives the drained pipeline up: to a waiter, or idle (returns `true`, without `lock`); or serves a waiting
@@ -706,20 +699,20 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
                 return false
             }
             // What the task's action leaves for after the release (its logged line) goes back with the task, which
-            // runs it before its `send` returns, on its own thread.
-            let ownLeftWork = afterRelease.count
+            // runs it before its `send` returns, on its own thread. The owner's own was taken before it gave up
+            // (``drainThenRunLeftWorkLocked(through:)``), so all of ``afterRelease`` is the task's.
             if let reader = continuation.reader {
                 // A `send(_:reading:)`: read the state right after its action, before the queued ones.
                 runReadingLocked(action, through: chain, waited: waited, reader: reader.read)
                 processQueueLocked(through: chain)
-                let left = takeLeftWorkLocked(after: ownLeftWork)
+                let left = takeLeftWorkLocked()
                 lock.unlock()
                 continuation.resume(returning: .processed(nil, leftWork: left))
                 lock.lock()
                 return false
             }
             let work = runTrackingLocked(action, through: chain, waited: waited)
-            let left = takeLeftWorkLocked(after: ownLeftWork)
+            let left = takeLeftWorkLocked()
             lock.unlock()
             continuation.resume(returning: .processed(work, leftWork: left))
             lock.lock()

@@ -232,3 +232,37 @@ func savingAPI(into box: Locked<MiddlewareAPI<TestState, TestAction>?>) -> Middl
         return { next in { action in next(action) } }
     }
 }
+
+/// A store whose first middleware logs the actions `include` picks, on a clock that does not move, with `after`
+/// behind it; `sink` receives each line and the store, to read it or dispatch to it.
+func storeWritingLines(
+    include: @escaping @Sendable (TestAction) -> Bool = { _ in true },
+    after: [Middleware<TestState, TestAction>] = [],
+    sink: @escaping @Sendable (_ line: String, _ store: Store<TestState, TestAction>) -> Void
+) -> Store<TestState, TestAction> {
+    let reference = StoreReference()
+    let store = Store<TestState, TestAction>(
+        initialState: TestState(),
+        reducer: testReducer,
+        middleware: [
+            Middlewares.logging(
+                include: include,
+                sink: { line in
+                    if let store = reference.store {
+                        sink(line, store)
+                    }
+                },
+                clock: { 0 }
+            )
+        ] + after
+    )
+    reference.store = store
+    return store
+}
+
+/// A weak reference to the store of ``storeWritingLines(include:after:sink:)``, which its own sink cannot capture.
+private final class StoreReference: @unchecked Sendable {
+    // @unchecked: written once, before the store's first dispatch; only read after that, by the sink, which a
+    // dispatch calls (so after the write).
+    weak var store: Store<TestState, TestAction>?
+}
