@@ -589,7 +589,12 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
             if !pipeline.queue.isEmpty {
                 processQueueLocked(through: chain)
             }
-            left += takeLeftWorkLocked()
+            let taken = takeLeftWorkLocked()
+            if left.isEmpty {
+                left = taken  // the list's own buffer, not a copy
+            } else {
+                left += taken
+            }
             if giveUpLocked(through: chain) {
                 break
             }
