@@ -314,7 +314,10 @@ extension StoreCore {
     }
 
     /// ``send(_:through:fromAPI:run:reading:)`` through the state machine: run, queue, refuse, drop, or wait in line.
-    @usableFromInline
+    ///
+    /// Inlinable, so specialized in the caller's module: a send admitted here to run often runs the store's work
+    /// for every task in line behind it, which unspecialized code would pay for in generic metadata lookups.
+    @inlinable
     nonisolated(nonsending) func sendAdmitted<T: Sendable>(
         _ action: Action,
         through chain: DispatchFunction<Action>?,

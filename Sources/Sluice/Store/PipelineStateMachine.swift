@@ -298,12 +298,14 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
     }
 
     /// A task starts waiting, at the end of the line, with the action it sends.
+    @inlinable
     mutating func waitAsTask(ticket: UInt64, action: Action, continuation: Continuation, now: UInt64) {
         append(.task(ticket: ticket, action: action, continuation: continuation, since: now))
     }
 
     /// A waiting task was cancelled: removes it from the line and returns its continuation, to resume as
     /// cancelled; `nil` if it is no longer waiting (its action was already taken by the owner).
+    @usableFromInline
     mutating func cancelTask(ticket: UInt64) -> Continuation? {
         for index in waitersHead..<waiters.count {
             if case .task(ticket, _, let continuation, _) = waiters[index] {
@@ -397,7 +399,8 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
         }
     }
 
-    private mutating func append(_ waiter: Waiter) {
+    @inlinable
+    mutating func append(_ waiter: Waiter) {
         waiters.append(waiter)
         waiterCount += 1
         noteDepth()

@@ -101,6 +101,7 @@ enum SendOutcome: Sendable {
 /// its action.
 @usableFromInline
 struct TaskResumption<State>: Sendable {
+    @usableFromInline
     let continuation: UnsafeContinuation<SendOutcome, Never>
     @usableFromInline
     let reader: StateReader<State>?
@@ -108,6 +109,13 @@ struct TaskResumption<State>: Sendable {
     /// waited (see ``StoreCore/dispatchFromAPI(_:unlessCancelled:)``).
     @usableFromInline
     let run: Cancellation?
+
+    @usableFromInline
+    init(continuation: UnsafeContinuation<SendOutcome, Never>, reader: StateReader<State>?, run: Cancellation?) {
+        self.continuation = continuation
+        self.reader = reader
+        self.run = run
+    }
 
     @usableFromInline
     func resume(returning outcome: SendOutcome) {
@@ -125,6 +133,11 @@ struct TaskResumption<State>: Sendable {
 struct StateReader<State>: @unchecked Sendable {
     @usableFromInline
     let read: (borrowing State) -> Void
+
+    @usableFromInline
+    init(read: @escaping (borrowing State) -> Void) {
+        self.read = read
+    }
 }
 
 /// Nanoseconds on the monotonic clock (only differences mean anything).
@@ -240,7 +253,10 @@ extension StoreCore {
     /// The rest of a send after its admission (`step`): done, or it waits in line until the owner processed its
     /// action, and is admitted again if the pipeline was free when it came to wait. Not called with the lock held:
     /// a lock is never carried into an async call.
-    @usableFromInline
+    ///
+    /// Inlinable, so specialized in the caller's module: a send admitted again runs the store's work for every task
+    /// in line, which unspecialized code would pay for in generic metadata lookups.
+    @inlinable
     nonisolated(nonsending) func complete(
         _ step: SendStep,
         of action: Action,
@@ -271,6 +287,9 @@ extension StoreCore {
 
     /// Waits in line as a task until the owner processed `action` for it (and read the state, with `reader`), the
     /// store went away, the task was cancelled, or the pipeline turned out to be free (`.retry`).
+    ///
+    /// Inlinable, so that putting the task in line and taking it out runs code specialized for the store's types.
+    @inlinable
     nonisolated(nonsending) func waitInLine(
         ticket: UInt64,
         action: Action,
