@@ -106,8 +106,9 @@ extension StoreCore {
     }
 
     /// ``dispatchLocked(_:through:fromAPI:run:reading:)`` for every admission but ``PipelineStateMachine/Admission/run``
-    /// (out of line, so that the uncontended reading dispatch stays small enough to inline).
-    @usableFromInline
+    /// (out of line, so that the uncontended reading dispatch stays small enough to inline; inlinable, so that the
+    /// work this thread runs as the owner after waiting is specialized).
+    @inlinable @inline(never)
     func performLocked<T>(
         _ admission: Pipeline.Admission,
         of action: Action,

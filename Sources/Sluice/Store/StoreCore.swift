@@ -418,8 +418,9 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     }
 
     /// Waits in line, then processes `action` as the owner if the machine still admits it; called with `lock` held,
-    /// returns without it. Out of line: the waiting is the slow part of the slow path.
-    @usableFromInline
+    /// returns without it. Out of line: the waiting is the slow part of the slow path. Inlinable, so that the work
+    /// this thread then runs as the owner (its action, and those of every thread and task in line) is specialized.
+    @inlinable @inline(never)
     func waitAndProcessLocked(
         _ action: Action,
         through chain: DispatchFunction<Action>?,
@@ -472,7 +473,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// Processes `action` on the pipeline that this thread was handed after waiting `waited` nanoseconds, if the
     /// machine still admits it (the store may have closed, or `run` been superseded, while it waited); called with
     /// `lock` held, returns without it.
-    @usableFromInline
+    @inlinable
     func processAsOwnerLocked(
         _ action: Action,
         through chain: DispatchFunction<Action>?,
