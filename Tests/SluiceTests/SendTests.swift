@@ -398,14 +398,25 @@ import Testing
         #expect(store.state.count == 0)
     }
 
+    /// The ways a reading send is processed when the pipeline is free: through middleware (the fast pipeline),
+    /// without (reduced and read in one critical section), and without middleware but with a subscriber to notify
+    /// (through the state machine).
+    enum ReadingStoreShape: CaseIterable, Sendable {
+        case middleware, bare, subscribed
+    }
+
     /// Eight tasks send, eight threads dispatch; every reading is the count right after its own action, so the
     /// readings are all different, and each is one of the counts the store went through.
-    @Test func readingsOfManyTasksAreEachTheirOwnActionsResult() async {
+    @Test(arguments: ReadingStoreShape.allCases)
+    func readingsOfManyTasksAreEachTheirOwnActionsResult(shape: ReadingStoreShape) async {
         let store = Store(
             initialState: TestState(),
             reducer: testReducer,
-            middleware: [Middleware { _ in { next in { action in next(action) } } }]
+            middleware: shape == .middleware ? [Middleware { _ in { next in { action in next(action) } } }] : []
         )
+        let notified = Locked(0)
+        let subscription = shape == .subscribed ? store.subscribe { _ in notified.withValue { $0 += 1 } } : nil
+        defer { subscription?.cancel() }
         let readings = Locked<[Int]>([])
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -431,5 +442,8 @@ import Testing
         #expect(store.state.count == 8 * 500 * 10_000 + 8 * 200)
         // Below 10,000 a reading counts the sends reduced so far, its own included: exactly 1 to 1,600, each once.
         #expect(all.map { $0 % 10_000 }.sorted() == Array(1...1_600))
+        if shape == .subscribed {
+            #expect(notified.current >= 1)
+        }
     }
 }

@@ -4,7 +4,7 @@
 //     valgrind --tool=callgrind .build/release/DispatchProfile middleware 1 100000
 //
 // Arguments: the scenario (`plain`, `middleware`, `instrumented` (`middleware` with a `StoreInstrumentation` hook that
-// reads each measurement's duration), `send`, `subscribers`, `keyed`, `modules`, `floor`, the modifiers
+// reads each measurement's duration), `send`, `send-reading`, `subscribers`, `keyed`, `modules`, `floor`, the modifiers
 // `filter`, `throttle` (every action dropped), `throttle-runs` (every action runs the effect), `debounce`, and the
 // others of the modifier case below, `effect`, `reading` (`dispatch(_:reading:)` through N middleware), `read` and `api-read` (borrowed reads, no
 // dispatch), `dependencies` / `dependency-read`: a store with four dependencies set, of which none / one is read
@@ -283,18 +283,24 @@ case "read", "api-read":
         }
     }
     consume(total)
-case "send":
-    // `await store.send(1)` through `size` pass-through middleware, uncontended, from a task (not from the main
-    // code: an `await` here would make all of this file async, and the other scenarios dearer).
+case "send", "send-reading":
+    // `await store.send(1)` (`send-reading`: `await store.send(1, reading: { $0.count })`) through `size` pass-through
+    // middleware, uncontended, from a task (not from the main code: an `await` here would make all of this file
+    // async, and the other scenarios dearer).
     let store = Store(
         initialState: Counter(),
         reducer: reducer,
         middleware: Array(repeating: passThrough, count: size)
     )
     let done = DispatchSemaphore(value: 0)
+    let reads = scenario == "send-reading"
     Task.detached {
         for _ in 0..<count {
-            await store.send(1)
+            if reads {
+                consume(await store.send(1, reading: { $0.count }))
+            } else {
+                await store.send(1)
+            }
         }
         done.signal()
     }

@@ -295,9 +295,11 @@ extension StoreCore {
     /// of blocking while another thread or task owns the pipeline; the owner then processes its action and takes the
     /// reading for it, before any later action.
     ///
-    /// Inlinable for its fast path: through middleware, a free pipeline is taken as ``dispatch(_:through:reading:)``
-    /// takes it, in code specialized for the store's types (such a send never waits, so it need not suspend).
-    @inlinable
+    /// Inlinable for its fast paths: through middleware, a free pipeline is taken as ``dispatch(_:through:reading:)``
+    /// takes it, in code specialized for the store's types (such a send never waits, so it need not suspend);
+    /// without middleware and nobody to notify, the action is reduced and read in one critical section. Always
+    /// inlined: as a call, an async function costs more than either fast path.
+    @inlinable @inline(__always)
     nonisolated(nonsending) func send<T: Sendable>(
         _ action: Action,
         through chain: DispatchFunction<Action>?,
@@ -305,10 +307,24 @@ extension StoreCore {
         run: Cancellation? = nil,
         reading body: @escaping @Sendable (borrowing State) -> T
     ) async -> T? {
-        if !fromAPI && chain != nil {
-            let thread = ThreadID.current
-            if _fastPath(entryWord.tryTake(thread)) {
-                return runReadingOnFastPipeline(action, through: chain, thread: thread, reading: body)
+        if !fromAPI {
+            if chain != nil {
+                let thread = ThreadID.current
+                if _fastPath(entryWord.tryTake(thread)) {
+                    return runReadingOnFastPipeline(action, through: chain, thread: thread, reading: body)
+                }
+            } else {
+                lock.lock()
+                if entryWord.value == 0 && nobodyToNotify {
+                    // Idle, alive and accepting, with nothing to notify: reduced and read in one critical section,
+                    // as the plain `send(_:through:fromAPI:)` reduces (without a chain, the pipeline is taken only
+                    // under the lock, which this thread holds).
+                    reduce(&statePointer.pointee, action)
+                    let value = body(statePointer.pointee)
+                    lock.unlock()
+                    return value
+                }
+                lock.unlock()
             }
         }
         return await sendAdmitted(action, through: chain, fromAPI: fromAPI, run: run, reading: body)
@@ -317,8 +333,9 @@ extension StoreCore {
     /// ``send(_:through:fromAPI:run:reading:)`` through the state machine: run, queue, refuse, drop, or wait in line.
     ///
     /// Inlinable, so specialized in the caller's module: a send admitted here to run often runs the store's work
-    /// for every task in line behind it, which unspecialized code would pay for in generic metadata lookups.
-    @inlinable
+    /// for every task in line behind it, which unspecialized code would pay for in generic metadata lookups. Never
+    /// inlined: it is the slow path, and its callers' fast path stays small.
+    @inlinable @inline(never)
     nonisolated(nonsending) func sendAdmitted<T: Sendable>(
         _ action: Action,
         through chain: DispatchFunction<Action>?,
@@ -331,8 +348,16 @@ extension StoreCore {
             let admission = admitLocked(action, run: run)
             switch admission {
             case .run:
+                let chain = fromAPI ? entry : chain
+                if chain == nil && nobodyToNotify {
+                    // Reduced and read in this critical section, as `dispatchLocked` does: no pipeline to take.
+                    reduce(&statePointer.pointee, action)
+                    let value = body(statePointer.pointee)
+                    lock.unlock()
+                    return value
+                }
                 takeLocked(ThreadID.current)
-                return runAsOwnerLocked(action, through: fromAPI ? entry : chain, reading: body)
+                return runAsOwnerLocked(action, through: chain, reading: body)
             case .queued, .refused, .dropped:
                 // Queued like a dispatch (rule 2, or the hand-over between stores), reduced after this call returns;
                 // or not processed at all.
@@ -384,6 +409,7 @@ extension Store {
     ///   - action: The action to send.
     ///   - body: Reads what you need from the state right after the action was reduced.
     /// - Returns: What `body` returned, or `nil` if it was not called.
+    @inlinable @inline(__always)
     public nonisolated(nonsending) func send<T: Sendable>(
         _ action: Action,
         reading body: @escaping @Sendable (borrowing State) -> T
@@ -400,6 +426,7 @@ extension MiddlewareAPI {
     ///   - action: The action to send.
     ///   - body: Reads what you need from the state right after the action was reduced.
     /// - Returns: What `body` returned, or `nil` if it was not called.
+    @inlinable
     public nonisolated(nonsending) func send<T: Sendable>(
         _ action: Action,
         reading body: @escaping @Sendable (borrowing State) -> T

@@ -177,8 +177,8 @@ extension StoreCore {
     }
 
     /// A send on behalf of the side-effect run `run` (dropped if the run is cancelled before the action's work
-    /// begins; see `StoreCore.dispatchFromAPI(_:unlessCancelled:)`).
-    @usableFromInline
+    /// begins; see `StoreCore.dispatchFromAPI(_:unlessCancelled:)`). Inlinable, so specialized in the caller's module.
+    @inlinable
     nonisolated(nonsending) func send(
         _ action: Action,
         through chain: DispatchFunction<Action>?,
@@ -254,9 +254,10 @@ extension StoreCore {
     /// action, and is admitted again if the pipeline was free when it came to wait. Not called with the lock held:
     /// a lock is never carried into an async call.
     ///
-    /// Inlinable, so specialized in the caller's module: a send admitted again runs the store's work for every task
-    /// in line, which unspecialized code would pay for in generic metadata lookups.
-    @inlinable
+    /// Inlinable, so specialized in the caller's module: a send admitted again after waiting runs the store's work
+    /// for every task in line behind it, which unspecialized code would pay for in generic metadata lookups. Never
+    /// inlined: only a send that waits gets here.
+    @inlinable @inline(never)
     nonisolated(nonsending) func complete(
         _ step: SendStep,
         of action: Action,
@@ -288,8 +289,9 @@ extension StoreCore {
     /// Waits in line as a task until the owner processed `action` for it (and read the state, with `reader`), the
     /// store went away, the task was cancelled, or the pipeline turned out to be free (`.retry`).
     ///
-    /// Inlinable, so that putting the task in line and taking it out runs code specialized for the store's types.
-    @inlinable
+    /// Inlinable, so that putting the task in line and taking it out runs code specialized for the store's types;
+    /// never inlined, as its callers are not.
+    @inlinable @inline(never)
     nonisolated(nonsending) func waitInLine(
         ticket: UInt64,
         action: Action,
@@ -388,7 +390,7 @@ extension MiddlewareAPI {
     /// For asynchronous work (an async ``SideEffect``, an effect): `send` frees the cooperative thread that
     /// ``dispatch(_:)`` would block. Dropped (``StoreTask/isAccepted`` is `false`) if this run was cancelled or the
     /// store is gone.
-    @discardableResult
+    @inlinable @discardableResult
     public nonisolated(nonsending) func send(_ action: Action) async -> StoreTask {
         guard let cancellation else {
             return await core.send(action, through: nil, fromAPI: true)
