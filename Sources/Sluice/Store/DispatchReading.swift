@@ -92,7 +92,18 @@ extension StoreCore {
         guard _fastPath(admission.isRun) else {
             return performLocked(admission, of: action, through: chain, fromAPI: fromAPI, run: run, reading: body)
         }
-        let chain = fromAPI ? entry : chain
+        return runAdmittedReadingLocked(action, through: fromAPI ? entry : chain, reading: body)
+    }
+
+    /// Runs `action`, admitted by the state machine on the free pipeline, and reads the state after it; called with
+    /// `lock` held, returns without it. Shared by the reading dispatch and the reading send; always inlined, as the
+    /// reading dispatch without middleware is this critical section and little else.
+    @inlinable @inline(__always)
+    func runAdmittedReadingLocked<T>(
+        _ action: Action,
+        through chain: DispatchFunction<Action>?,
+        reading body: (borrowing State) -> T
+    ) -> T? {
         if chain == nil && nobodyToNotify {
             // Reduced and read in this critical section: the pipeline is never taken. The machine stays in charge,
             // which spares the next reading dispatch the atomic operation of putting it back in charge.
@@ -348,16 +359,7 @@ extension StoreCore {
             let admission = admitLocked(action, run: run)
             switch admission {
             case .run:
-                let chain = fromAPI ? entry : chain
-                if chain == nil && nobodyToNotify {
-                    // Reduced and read in this critical section, as `dispatchLocked` does: no pipeline to take.
-                    reduce(&statePointer.pointee, action)
-                    let value = body(statePointer.pointee)
-                    lock.unlock()
-                    return value
-                }
-                takeLocked(ThreadID.current)
-                return runAsOwnerLocked(action, through: chain, reading: body)
+                return runAdmittedReadingLocked(action, through: fromAPI ? entry : chain, reading: body)
             case .queued, .refused, .dropped:
                 // Queued like a dispatch (rule 2, or the hand-over between stores), reduced after this call returns;
                 // or not processed at all.
