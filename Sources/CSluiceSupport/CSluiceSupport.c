@@ -90,6 +90,18 @@ void csluice_lock_wait(csluice_lock_t *lock) {
     csluice_lock_lock(lock);
 }
 
+void csluice_lock_wait_timeout(csluice_lock_t *lock, int64_t nanoseconds) {
+    uint32_t sequence = atomic_load_explicit((_Atomic(uint32_t) *)&lock->sequence, memory_order_relaxed);
+    csluice_lock_unlock(lock);
+    if (nanoseconds > 0) {
+        // FUTEX_WAIT's timeout is relative.
+        struct timespec timeout = {.tv_sec = (time_t)(nanoseconds / 1000000000),
+                                   .tv_nsec = (long)(nanoseconds % 1000000000)};
+        syscall(SYS_futex, &lock->sequence, FUTEX_WAIT_PRIVATE, sequence, &timeout, NULL, 0);
+    }
+    csluice_lock_lock(lock);
+}
+
 void csluice_lock_signal(csluice_lock_t *lock) {
     atomic_fetch_add_explicit((_Atomic(uint32_t) *)&lock->sequence, 1, memory_order_relaxed);
     csluice_futex_wake(&lock->sequence, 1);
@@ -160,6 +172,20 @@ void csluice_lock_wake_one(csluice_lock_t *lock) {
 
 void csluice_lock_wait(csluice_lock_t *lock) {
     pthread_cond_wait(&lock->condition, &lock->mutex);
+}
+
+void csluice_lock_wait_timeout(csluice_lock_t *lock, int64_t nanoseconds) {
+    if (nanoseconds <= 0) {
+        return;
+    }
+    // pthread_cond_timedwait takes an absolute time on the realtime clock; a jump of that clock only ends the wait
+    // early or late, and every caller waits in a loop over its own monotonic deadline.
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    int64_t total = (int64_t)now.tv_nsec + nanoseconds % 1000000000;
+    struct timespec deadline = {.tv_sec = now.tv_sec + (time_t)(nanoseconds / 1000000000) + (time_t)(total / 1000000000),
+                                .tv_nsec = (long)(total % 1000000000)};
+    pthread_cond_timedwait(&lock->condition, &lock->mutex, &deadline);
 }
 
 void csluice_lock_signal(csluice_lock_t *lock) {

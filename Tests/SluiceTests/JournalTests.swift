@@ -167,7 +167,19 @@ import Testing
             #expect(recovered.state == ledger(after: values))
             #expect(
                 recovered.recovery
-                    == JournalRecovery(snapshotSequence: 4, skippedSnapshots: [8], replayedActions: 6, lastSequence: 10)
+                    == JournalRecovery(
+                        snapshotSequence: 4,
+                        skippedSnapshots: [8],
+                        skipped: [
+                            JournalRecovery.SkippedSnapshot(
+                                sequence: 8,
+                                reducerVersion: nil,
+                                error: .corruptRecord(file: snapshots[1], offset: 0)
+                            )
+                        ],
+                        replayedActions: 6,
+                        lastSequence: 10
+                    )
             )
         }
     }
@@ -189,6 +201,17 @@ import Testing
                     == JournalRecovery(
                         snapshotSequence: 0,
                         skippedSnapshots: [4],
+                        skipped: [
+                            JournalRecovery.SkippedSnapshot(
+                                sequence: 4,
+                                reducerVersion: 0,
+                                error: .undecodable(
+                                    sequence: 4,
+                                    description: "the snapshot was made by reducer version 0, this recovery reads "
+                                        + "version 2"
+                                )
+                            )
+                        ],
                         replayedActions: 10,
                         lastSequence: 10
                     )

@@ -62,6 +62,8 @@ void csluice_lock_wake_one(csluice_lock_t *lock);
 /// Releases the lock, waits for `csluice_lock_signal` or `csluice_lock_broadcast`, and takes the lock again. The wait
 /// may end spuriously.
 void csluice_lock_wait(csluice_lock_t *lock);
+/// As `csluice_lock_wait`, but returns after about `nanoseconds` at the latest (spuriously earlier too).
+void csluice_lock_wait_timeout(csluice_lock_t *lock, int64_t nanoseconds);
 /// Wakes a thread in `csluice_lock_wait`, if any.
 void csluice_lock_signal(csluice_lock_t *lock);
 /// Wakes every thread in `csluice_lock_wait`.

@@ -78,7 +78,7 @@ public final class FileJournalStorage: JournalStorage, Sendable {
             // in another, is refused as well. A process that this one forks holds a copy of every descriptor until
             // it calls exec (which closes them, O_CLOEXEC), so a lock given up just then is still held for a moment:
             // wait up to `lockWait` before refusing.
-            let deadline = ContinuousClock.now + lockWait
+            let deadline = ContinuousClock.now.advanced(by: min(lockWait, .seconds(Int64.max)))
             while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
                 let error = errno
                 if error == EINTR { continue }
@@ -91,6 +91,11 @@ public final class FileJournalStorage: JournalStorage, Sendable {
                 throw .io(operation: "flock", path: path, errno: error)
             }
             files.lockDescriptor = descriptor
+            // A snapshot is written to a temporary file while the lock is held: one that is here now was left by a
+            // write that a crash or a kill cut short, and nothing will ever rename it.
+            for leftover in try listFiles(prefix: "snapshot-", suffix: ".snap.tmp", requireSequence: false) {
+                unlink(directory + "/" + leftover.name)
+            }
         }
     }
 
@@ -286,9 +291,18 @@ public final class FileJournalStorage: JournalStorage, Sendable {
         Self.appendInteger(CRC32C.checksum(bytes), to: &bytes)
         let name = Self.snapshotName(snapshot.sequence)
         let temporary = directory + "/" + name + ".tmp"
-        try writeDurably(bytes, to: temporary)
+        do throws(JournalError) {
+            try writeDurably(bytes, to: temporary)
+        } catch {
+            unlink(temporary)
+            throw error
+        }
         let path = directory + "/" + name
-        guard rename(temporary, path) == 0 else { throw .io(operation: "rename", path: path, errno: errno) }
+        guard rename(temporary, path) == 0 else {
+            let error = errno
+            unlink(temporary)
+            throw .io(operation: "rename", path: path, errno: error)
+        }
         try syncDirectory()
         // The next record starts a new segment, so that compaction can drop the segments this snapshot covers.
         files.withLock { files in
@@ -414,11 +428,29 @@ public final class FileJournalStorage: JournalStorage, Sendable {
     }
 
     private func listSegments() throws(JournalError) -> [(first: UInt64, name: String)] {
-        try listFiles(prefix: "segment-", suffix: ".log").map { (first: $0.sequence, name: $0.name) }
-            .sorted { $0.first < $1.first }
+        let segments = try listFiles(prefix: "segment-", suffix: ".log")
+        // Sequences start at 1: a segment named for 0 is no segment this storage wrote.
+        if let zero = segments.first(where: { $0.sequence == 0 }) {
+            throw .badFileName(file: directory + "/" + zero.name)
+        }
+        return segments.map { (first: $0.sequence, name: $0.name) }.sorted { $0.first < $1.first }
     }
 
-    private func listFiles(prefix: String, suffix: String) throws(JournalError) -> [(sequence: UInt64, name: String)] {
+    /// The largest sequence number a file name may carry. Sequence numbers fit in a signed 64-bit integer (as in a
+    /// database's `bigint`), so that one past any of them does not overflow.
+    static let largestSequence = UInt64(Int64.max)
+
+    /// The files whose names are `prefix`, a sequence number and `suffix`, with that number.
+    ///
+    /// - Throws: ``JournalError/badFileName(file:)`` for a name whose number is out of range (above
+    ///   ``largestSequence``, or too long to be a number): a file the storage never wrote, which it refuses to guess
+    ///   about. Names with no digits there are not the storage's and are ignored, unless `requireSequence` is false,
+    ///   which lists every name with the prefix and suffix.
+    private func listFiles(
+        prefix: String,
+        suffix: String,
+        requireSequence: Bool = true
+    ) throws(JournalError) -> [(sequence: UInt64, name: String)] {
         guard let stream = opendir(directory) else { throw .io(operation: "opendir", path: directory, errno: errno) }
         defer { closedir(stream) }
         var files: [(sequence: UInt64, name: String)] = []
@@ -426,11 +458,19 @@ public final class FileJournalStorage: JournalStorage, Sendable {
             let name = withUnsafePointer(to: &entry.pointee.d_name) { pointer in
                 String(cString: UnsafeRawPointer(pointer).assumingMemoryBound(to: CChar.self))
             }
-            guard name.hasPrefix(prefix), name.hasSuffix(suffix) else { continue }
-            let digits = name.dropFirst(prefix.count).dropLast(suffix.count)
-            if let sequence = UInt64(digits) {
-                files.append((sequence, name))
+            guard name.hasPrefix(prefix), name.hasSuffix(suffix), name.count >= prefix.count + suffix.count else {
+                continue
             }
+            guard requireSequence else {
+                files.append((0, name))
+                continue
+            }
+            let digits = name.dropFirst(prefix.count).dropLast(suffix.count)
+            guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { continue }
+            guard let sequence = UInt64(digits), sequence <= Self.largestSequence else {
+                throw .badFileName(file: directory + "/" + name)
+            }
+            files.append((sequence, name))
         }
         return files
     }

@@ -55,9 +55,9 @@ public final class Journal: @unchecked Sendable {
     var lastOutcome: UInt64 = 0
     private var durableSequence: UInt64
     private var failure: JournalError? {
-        didSet { hasStopped = failure != nil || isClosed }
+        didSet { hasStopped = failure != nil || isClosed || isDetached }
     }
-    /// `failure != nil || isClosed`, in one flag for the dispatch path.
+    /// `failure != nil || isClosed || isDetached`, in one flag for the dispatch path: no action is recorded.
     @usableFromInline @exclusivity(unchecked)
     var hasStopped = false
     private var waiters: [UInt64: DurabilityWaiter] = [:]
@@ -68,8 +68,15 @@ public final class Journal: @unchecked Sendable {
     private var isRunning = false
     /// Set when the task running ``run()`` is cancelled: the writer writes what is pending and ends.
     private var writerShouldStop = false
+    /// Whether the writer waits out its group-commit interval now.
+    private var isGathering = false
     private var isClosed = false {
-        didSet { hasStopped = failure != nil || isClosed }
+        didSet { hasStopped = failure != nil || isClosed || isDetached }
+    }
+    /// Set when the store that records to this journal went away or shut down (``detach()``): the pending actions
+    /// were written and the journal let go of their buffer; any later action is refused.
+    private var isDetached = false {
+        didSet { hasStopped = failure != nil || isClosed || isDetached }
     }
     /// Whether the journal records in the store's reducer (a `.groupCommit` store made by
     /// `Store(recoveringFrom:...)`) rather than in a middleware.
@@ -114,7 +121,12 @@ public final class Journal: @unchecked Sendable {
         try storage.acquire()
         let last = try storage.lastSequence()
         let newestSnapshot = try storage.snapshotSequences().first ?? 0
-        nextSequence = max(last, newestSnapshot) + 1
+        let (next, overflow) = max(last, newestSnapshot).addingReportingOverflow(1)
+        if overflow {
+            storage.close()
+            throw .unexpectedSequence(file: "the journal's storage", offset: 0, expected: .max - 1, found: .max)
+        }
+        nextSequence = next
         durableSequence = nextSequence - 1
         needsRecovery = nextSequence > 1
     }
@@ -220,7 +232,7 @@ public final class Journal: @unchecked Sendable {
     private func writeUntilStopped(interval: Duration) -> JournalError? {
         while true {
             stateLock.lock()
-            while !(pending?.hasActions ?? false) && !writerShouldStop && !hasStopped {
+            while !(pending?.hasActions ?? false) && !writerShouldStop && failure == nil && !isClosed {
                 stateLock.wait()
             }
             let (shouldStop, failure, isClosed) = (writerShouldStop, self.failure, self.isClosed)
@@ -228,7 +240,7 @@ public final class Journal: @unchecked Sendable {
             if let failure { return failure }
             if isClosed { return nil }  // `close()` wrote and synced what was pending
             if !shouldStop && interval > .zero {
-                sleep(for: interval)
+                gather(for: interval)
             }
             do throws(JournalError) {
                 try flush(sync: true)
@@ -237,6 +249,24 @@ public final class Journal: @unchecked Sendable {
             }
             if shouldStop { return nil }
         }
+    }
+
+    /// Lets actions gather for `interval` before the writer writes them; ends early when the writer is told to stop
+    /// or the journal closes or fails, so that neither `close()` nor a cancelled ``run()`` waits for the interval.
+    private func gather(for interval: Duration) {
+        let deadline = ContinuousClock.now.advanced(by: min(interval, .seconds(Int64.max)))
+        stateLock.withLock {
+            isGathering = true
+            while !writerShouldStop && failure == nil && !isClosed && ContinuousClock.now < deadline {
+                stateLock.wait(until: deadline)
+            }
+            isGathering = false
+        }
+    }
+
+    /// Whether the writer is letting actions gather for its interval (for tests).
+    package var isGatheringForTests: Bool {
+        stateLock.withLock { isGathering }
     }
 
     /// Saves the store's current state with the sequence number it covers, then removes what no recovery needs.
@@ -314,8 +344,9 @@ public final class Journal: @unchecked Sendable {
     /// ``Store/dispatch(_:durableIn:)`` throws ``JournalError/closed`` for it, a running ``run()`` returns, and
     /// ``durable(through:)`` confirms only what was on stable storage when the journal closed (it throws
     /// ``JournalError/closed`` for anything later, and wakes the tasks waiting for it). Close a journal after
-    /// the store stopped taking actions (``Store/shutdown(timeout:)``), and before releasing it: releasing it also
-    /// gives up the log, but `.groupCommit` actions that the writer had not written yet are then lost.
+    /// the store stopped taking actions (``Store/shutdown(timeout:)``). Releasing the journal without closing it
+    /// also gives up the log, once its store is gone too: a store that shuts down or goes away has its pending
+    /// actions written and synced, and lets go of the journal.
     public func close() {
         let closedNow = ioLock.withLock { () -> Bool in
             if stateLock.withLock({ isClosed }) { return false }
@@ -396,10 +427,43 @@ public final class Journal: @unchecked Sendable {
         }
     }
 
-    /// Sends the errors that stop the journal to `store`'s error channel (its `onEffectError`) as well.
+    /// Sends the errors that stop the journal to `store`'s error channel (its `onEffectError`) as well, and lets go
+    /// of the store's actions when it goes away or shuts down (see ``detach()``).
     @usableFromInline
     func report<State, Action>(to store: Store<State, Action>) {
         report(to: store.core.work)
+        detach(when: store.core.lifetime)
+    }
+
+    /// Calls ``detach()`` when `lifetime` ends: when the store that records here shuts down or goes away.
+    func detach(when lifetime: Cancellation) {
+        _ = lifetime.onCancel { [weak self] in self?.detach() }
+    }
+
+    /// The store that recorded here shut down or went away: writes and syncs its pending actions, then lets go of
+    /// their buffer, which holds the journal in turn (the store keeps its journal alive, not the other way round).
+    /// Releasing the journal afterwards gives up the log; any later action is refused.
+    func detach() {
+        ioLock.withLock {
+            let (batch, written, canWrite) = stateLock.withLock {
+                defer {
+                    pending = nil
+                    isDetached = true
+                    stateLock.broadcast()
+                }
+                return (pending?.takeActions(), nextSequence - 1, failure == nil && !isClosed)
+            }
+            guard canWrite else { return }
+            do throws(JournalError) {
+                if let batch {
+                    try storage.append(try batch.encode())
+                }
+                try storage.sync()
+                markDurable(through: written)
+            } catch {
+                fail(error)
+            }
+        }
     }
 
     /// Sends the errors that stop the journal to `work`'s failure handler as well.
@@ -487,13 +551,13 @@ public final class Journal: @unchecked Sendable {
     func outcomeOfLastRecord() -> Result<UInt64, JournalError> {
         stateLock.withLock {
             if lastOutcome != 0 { return .success(lastOutcome) }
-            return .failure(stopReason ?? .notRecorded)
+            return .failure(stopReason ?? (isDetached ? .refused : .notRecorded))
         }
     }
 
     /// Why an action that did not reach the journal has no sequence number.
     func reasonNotRecorded(refusedByStore: Bool) -> JournalError {
-        stateLock.withLock { stopReason ?? (refusedByStore ? .refused : .notRecorded) }
+        stateLock.withLock { stopReason ?? (refusedByStore || isDetached ? .refused : .notRecorded) }
     }
 
     /// Reads the store's state and the sequence number of the last action in it, together.
@@ -592,17 +656,45 @@ public final class Journal: @unchecked Sendable {
 public struct JournalRecovery: Sendable, Equatable {
     /// The sequence number the loaded snapshot covers; 0 when recovery started from the initial state.
     public var snapshotSequence: UInt64
-    /// The snapshots skipped because they failed their checksum or could not be decoded, newest first.
+    /// The snapshots skipped because they failed their checksum, were made by another reducer version, or could
+    /// not be decoded, newest first.
     public var skippedSnapshots: [UInt64]
+    /// Why each of ``skippedSnapshots`` was skipped, newest first.
+    public var skipped: [SkippedSnapshot]
     /// How many actions were replayed through the reducer after the snapshot.
     public var replayedActions: Int
     /// The sequence number of the last recovered action; the store continues after it.
     public var lastSequence: UInt64
 
+    /// A snapshot that recovery did not use, and why.
+    public struct SkippedSnapshot: Sendable, Equatable {
+        /// The sequence number the snapshot covers.
+        public var sequence: UInt64
+        /// The reducer version stored with it; `nil` when the snapshot could not be read (a failed checksum, say).
+        public var reducerVersion: Int?
+        /// Why it was skipped: the storage's error, another reducer version, or the decoding error with its coding
+        /// path.
+        public var error: JournalError
+
+        /// Creates a description of a skipped snapshot.
+        public init(sequence: UInt64, reducerVersion: Int?, error: JournalError) {
+            self.sequence = sequence
+            self.reducerVersion = reducerVersion
+            self.error = error
+        }
+    }
+
     /// Creates a report.
-    public init(snapshotSequence: UInt64, skippedSnapshots: [UInt64], replayedActions: Int, lastSequence: UInt64) {
+    public init(
+        snapshotSequence: UInt64,
+        skippedSnapshots: [UInt64],
+        skipped: [SkippedSnapshot] = [],
+        replayedActions: Int,
+        lastSequence: UInt64
+    ) {
         self.snapshotSequence = snapshotSequence
         self.skippedSnapshots = skippedSnapshots
+        self.skipped = skipped
         self.replayedActions = replayedActions
         self.lastSequence = lastSequence
     }

@@ -23,6 +23,10 @@ public enum JournalError: Error, Equatable, Sendable, CustomStringConvertible {
     case missingRecords(expected: UInt64, file: String)
     /// A file in the journal directory is not a journal file of this format.
     case badHeader(file: String)
+    /// A file in the journal's directory is named like a segment or a snapshot, but for a sequence number the
+    /// journal never writes (0 for a segment, or one past the largest): a crafted or misplaced file, which the
+    /// journal refuses to open rather than guess about. Move it out of the directory.
+    case badFileName(file: String)
     /// The recorded action with this sequence number (or the snapshot covering it) could not be decoded.
     case undecodable(sequence: UInt64, description: String)
     /// An action or a state could not be encoded.
@@ -53,6 +57,8 @@ public enum JournalError: Error, Equatable, Sendable, CustomStringConvertible {
             "records missing from the journal: sequence \(expected) is not in \(file)"
         case .badHeader(let file):
             "\(file) is not a Sluice journal file (bad header)"
+        case .badFileName(let file):
+            "\(file) is named for a sequence number the journal never writes; move it out of the journal's directory"
         case .undecodable(let sequence, let description):
             "cannot decode the journal entry at sequence \(sequence): \(description)"
         case .unencodable(let description):

@@ -31,6 +31,7 @@ extension Middlewares {
         return Middleware { api in
             let buffer = journal.attach(durability, actionType: Action.self, inReducer: false)
             journal.report(to: api.core.work)
+            journal.detach(when: api.storeLifetime)
             return { next in
                 { action in
                     journal.withGate {

@@ -135,11 +135,16 @@ public final class JournalReplay<State: Codable, Action: Codable> {
         usable.reverse()
         var read = Self.readActions(after: 0, from: storage, coder: coder, scratch: &scratch)
         var start = Checkpoint(sequence: 0, state: initialState, payload: [])
-        if read.actions.isEmpty, case .missingRecords = read.error {
-            // Compacted: the log starts after a snapshot. Start from the oldest usable one that decodes.
-            while let oldest = usable.first, start.sequence == 0 {
-                usable.removeFirst()
-                if let state = decodeSnapshot(
+        // The records from sequence 1 reach this far; a usable snapshot past them is where recovery starts too.
+        let reach = UInt64(read.actions.count)
+        var isCompacted = false
+        if read.actions.isEmpty, case .missingRecords = read.error { isCompacted = true }
+        if isCompacted || usable.contains(where: { $0.sequence > reach }) {
+            // Compacted (the log starts after a snapshot), seeded with a snapshot and no records, or cut short before
+            // a snapshot: start from the oldest usable snapshot past the records that decodes.
+            while let index = usable.firstIndex(where: { $0.sequence > reach }), start.sequence == 0 {
+                let oldest = usable.remove(at: index)
+                if case .success(let state) = decodeSnapshot(
                     State.self,
                     oldest.payload,
                     sequence: oldest.sequence,
@@ -151,17 +156,18 @@ public final class JournalReplay<State: Codable, Action: Codable> {
                     skipped.append(oldest.sequence)
                 }
             }
-            guard start.sequence > 0 else {
-                if let other = others.last {
-                    throw .undecodable(
-                        sequence: other.sequence,
-                        description: "the snapshot was made by reducer version \(other.version), this replay "
-                            + "reads version \(reducerVersion), and the records before it are gone"
-                    )
-                }
-                throw read.error ?? .missingRecords(expected: 1, file: "the journal")
-            }
+        }
+        if start.sequence > 0 {
             read = Self.readActions(after: start.sequence, from: storage, coder: coder, scratch: &scratch)
+        } else if isCompacted {
+            if let other = others.last {
+                throw .undecodable(
+                    sequence: other.sequence,
+                    description: "the snapshot was made by reducer version \(other.version), this replay "
+                        + "reads version \(reducerVersion), and the records before it are gone"
+                )
+            }
+            throw read.error ?? .missingRecords(expected: 1, file: "the journal")
         }
         let last = start.sequence + UInt64(read.actions.count)
         firstSequence = start.sequence
@@ -382,7 +388,7 @@ public final class JournalReplay<State: Codable, Action: Codable> {
         if let state = checkpoints[index].state { return state }
         let checkpoint = checkpoints[index]
         guard
-            let state = decodeSnapshot(
+            case .success(let state) = decodeSnapshot(
                 State.self,
                 checkpoint.payload,
                 sequence: checkpoint.sequence,

@@ -27,8 +27,8 @@ extension Middlewares {
     /// - Parameters:
     ///   - interval: The quiet time, in whole nanoseconds (a fraction of one rounds up). `.zero` runs every action at
     ///     once (on `scheduler`, or inside `dispatch` with `runs: .inDispatch`). An interval of 2⁶⁴ ns or more
-    ///     (about 584 years, e.g. `.seconds(Int64.max)`) never passes: without `maxWait`, nothing runs. A negative
-    ///     interval stops the program.
+    ///     (about 584 years, e.g. `.seconds(Int64.max)`) never passes: without `maxWait`, the last action's run
+    ///     waits for ``Store/shutdown(timeout:)``, which runs it. A negative interval stops the program.
     ///   - maxWait: The longest a waiting run is put off; `nil` (the default) for no limit, as is a `maxWait` of
     ///     2⁶⁴ ns or more. A negative `maxWait` or one shorter than `interval` stops the program.
     ///   - placement: Where a run that an action decides happens (only a zero `interval` and a late `maxWait` run do):
@@ -158,12 +158,12 @@ struct DebounceStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
         // is superseded like any other: the run happens when the timer fires, with the last action.
         guard maxWait != nil else {
             // Without `maxWait` only the quiet deadline counts (and `lastActionAt` is never read).
+            pending = run
             guard let newDeadline = now.adding(interval) else {
-                // `.never`: nothing ever runs.
-                pending = nil
+                // An interval that never passes: no timer; the run stays owed until shutdown runs it.
+                deadline = nil
                 return nil
             }
-            pending = run
             deadline = newDeadline
             if isTimerArmed {
                 return nil
@@ -190,13 +190,12 @@ struct DebounceStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
             }
         }
         let newDeadline = now.adding(interval)
-        guard let due = Self.earliest(newDeadline, maxDeadline) else {
-            // `.never` and no `maxWait`: nothing ever runs.
-            pending = nil
-            return nil
-        }
         pending = run
         deadline = newDeadline
+        guard let due = Self.earliest(newDeadline, maxDeadline) else {
+            // An interval that never passes and no `maxWait`: no timer; the run stays owed until shutdown runs it.
+            return nil
+        }
         if !isTimerArmed {
             isTimerArmed = true
             timerGeneration &+= 1

@@ -14,8 +14,8 @@ extension Middlewares {
     /// - Parameters:
     ///   - interval: How much later, in whole nanoseconds (a fraction of one rounds up). `.zero` runs on `scheduler`
     ///     as soon as it gets to it, or synchronously inside `dispatch` with `runs: .inDispatch`. An interval of
-    ///     2⁶⁴ ns or more (about 584 years, e.g. `.seconds(Int64.max)`) never passes: nothing runs. A negative
-    ///     interval stops the program.
+    ///     2⁶⁴ ns or more (about 584 years, e.g. `.seconds(Int64.max)`) never passes: the runs wait for
+    ///     ``Store/shutdown(timeout:)``, which runs them. A negative interval stops the program.
     ///   - placement: Where the runs of a zero `interval` happen: on `scheduler` (the default) or inside `dispatch`
     ///     (`.inDispatch`). Other runs always happen on `scheduler`.
     ///   - scheduler: Where the runs happen and what time it is; by default the store's
@@ -96,9 +96,11 @@ struct DelayStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
 
     @inlinable
     mutating func receive(_ run: consuming Run, at now: DispatchTime, runs: inout RunQueue<Run>) -> TimerRequest? {
-        guard let deadline = now.adding(interval) else { return nil }
+        // An interval that never passes: the run is queued with no deadline (`distantFuture`, which no timer is
+        // armed for), owed until shutdown runs it. Deadlines only grow, so every entry after it has none either.
+        let deadline = now.adding(interval) ?? .distantFuture
         entries.append((deadline, run))
-        if !isTimerArmed {
+        if !isTimerArmed && entries[head].deadline != .distantFuture {
             isTimerArmed = true
             timerGeneration &+= 1
             return (entries[head].deadline, timerGeneration)
@@ -121,6 +123,9 @@ struct DelayStateMachine<Run: Sendable>: TimedStateMachine, Sendable {
         if head > 64 && head * 2 > entries.count {
             entries.removeFirst(head)
             head = 0
+        }
+        if entries[head].deadline == .distantFuture {
+            return nil
         }
         isTimerArmed = true
         timerGeneration &+= 1

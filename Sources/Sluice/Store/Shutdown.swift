@@ -113,7 +113,7 @@ extension StoreCore {
         case .wait: return await work.awaitReport()
         case .done(let report): return report
         }
-        let deadline = ContinuousClock.now + timeout
+        let deadline = ContinuousClock.now.advanced(by: min(timeout, .seconds(Int64.max)))
         lock.withLock { pipeline.beginRefusing() }
         let caller = work.callerToken
         // A dispatch in progress (on another thread, perhaps the one that started this task) was accepted: let it

@@ -111,25 +111,39 @@ extension Store where State: Codable, Action: Codable {
         var scratch = Data()
         var state = initialState
         var covered: UInt64 = 0
-        var skipped: [UInt64] = []
+        var skipped: [JournalRecovery.SkippedSnapshot] = []
         for sequence in try storage.snapshotSequences() {
-            guard
-                // A store's state is `Sendable`: its large dictionaries of structs may be decoded on several threads.
-                case .loaded(let loaded) = loadSnapshot(
-                    State.self,
-                    covering: sequence,
-                    from: storage,
-                    reducerVersion: reducerVersion,
-                    coder: coder,
-                    scratch: &scratch,
-                    concurrently: true
+            // A store's state is `Sendable`: its large dictionaries of structs may be decoded on several threads.
+            let load = loadSnapshot(
+                State.self,
+                covering: sequence,
+                from: storage,
+                reducerVersion: reducerVersion,
+                coder: coder,
+                scratch: &scratch,
+                concurrently: true
+            )
+            switch load {
+            case .loaded(let loaded):
+                state = loaded
+                covered = sequence
+            case .otherVersion(let version):
+                skipped.append(
+                    JournalRecovery.SkippedSnapshot(
+                        sequence: sequence,
+                        reducerVersion: version,
+                        error: .undecodable(
+                            sequence: sequence,
+                            description: "the snapshot was made by reducer version \(version), this recovery reads "
+                                + "version \(reducerVersion)"
+                        )
+                    )
                 )
-            else {
-                skipped.append(sequence)
+                continue
+            case .unusable(let error, let version):
+                skipped.append(JournalRecovery.SkippedSnapshot(sequence: sequence, reducerVersion: version, error: error))
                 continue
             }
-            state = loaded
-            covered = sequence
             break
         }
         var replayed = 0
@@ -148,12 +162,23 @@ extension Store where State: Codable, Action: Codable {
         }
         let expectedLast = journal.lastSequence
         if last != expectedLast {
-            // The newest snapshot was skipped and the records it covered are gone.
+            // A newer snapshot was skipped and the records it covered are gone.
+            if let newest = skipped.first {
+                throw .undecodable(
+                    sequence: newest.sequence,
+                    description: "recovery skipped the snapshot at sequence \(newest.sequence) (\(newest.error)) and "
+                        + "the records it covers are gone (sequence \(last + 1) is missing; the journal ends at "
+                        + "\(expectedLast)); recover with the reducer version and types that wrote that snapshot, "
+                        + "or restore the missing segments"
+                        + (skipped.count > 1 ? "; \(skipped.count - 1) older snapshot(s) were skipped too" : "")
+                )
+            }
             throw .missingRecords(expected: last + 1, file: "the journal (it ends at \(expectedLast))")
         }
         let report = JournalRecovery(
             snapshotSequence: covered,
-            skippedSnapshots: skipped,
+            skippedSnapshots: skipped.map(\.sequence),
+            skipped: skipped,
             replayedActions: replayed,
             lastSequence: last
         )
@@ -168,8 +193,9 @@ enum SnapshotLoad<State> {
     case loaded(State)
     /// The snapshot is intact but was made by another reducer version.
     case otherVersion(Int)
-    /// The snapshot failed its checksum, could not be read, or did not decode.
-    case unusable(JournalError)
+    /// The snapshot failed its checksum, could not be read, or did not decode; with its reducer version when it
+    /// was read.
+    case unusable(JournalError, reducerVersion: Int?)
 }
 
 /// Reads and checks the snapshot that covers `sequence`, without decoding it: its payload when it passes its
@@ -186,11 +212,11 @@ func readSnapshotPayload(
         }
         return .loaded(snapshot.payload)
     } catch {
-        return .unusable(error)
+        return .unusable(error, reducerVersion: nil)
     }
 }
 
-/// Decodes a snapshot's payload; `nil` when it does not decode.
+/// Decodes a snapshot's payload, or says why it does not decode (the decoding error, with its coding path).
 func decodeSnapshot<State: Decodable>(
     _ type: State.Type,
     _ payload: [UInt8],
@@ -198,9 +224,11 @@ func decodeSnapshot<State: Decodable>(
     coder: JournalCoder,
     scratch: inout Data,
     concurrently: Bool = false
-) -> State? {
-    try? withBytes(payload) { bytes throws(JournalError) in
-        try coder.decode(State.self, from: bytes, scratch: &scratch, sequence: sequence, concurrently: concurrently)
+) -> Result<State, JournalError> {
+    Result { () throws(JournalError) in
+        try withBytes(payload) { bytes throws(JournalError) in
+            try coder.decode(State.self, from: bytes, scratch: &scratch, sequence: sequence, concurrently: concurrently)
+        }
     }
 }
 
@@ -216,22 +244,20 @@ func loadSnapshot<State: Decodable>(
 ) -> SnapshotLoad<State> {
     switch readSnapshotPayload(covering: sequence, from: storage, reducerVersion: reducerVersion) {
     case .loaded(let payload):
-        guard
-            let state = decodeSnapshot(
-                State.self,
-                payload,
-                sequence: sequence,
-                coder: coder,
-                scratch: &scratch,
-                concurrently: concurrently
-            )
-        else {
-            return .unusable(.undecodable(sequence: sequence, description: "the snapshot does not decode"))
+        switch decodeSnapshot(
+            State.self,
+            payload,
+            sequence: sequence,
+            coder: coder,
+            scratch: &scratch,
+            concurrently: concurrently
+        ) {
+        case .success(let state): return .loaded(state)
+        case .failure(let error): return .unusable(error, reducerVersion: reducerVersion)
         }
-        return .loaded(state)
     case .otherVersion(let version):
         return .otherVersion(version)
-    case .unusable(let error):
-        return .unusable(error)
+    case .unusable(let error, let version):
+        return .unusable(error, reducerVersion: version)
     }
 }

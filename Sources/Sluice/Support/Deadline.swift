@@ -12,7 +12,12 @@ package func wait(
             return true
         }
         group.addTask {
-            try? await Task.sleep(until: deadline, clock: .continuous)
+            // A day at a time: `Task.sleep` counts in 64-bit nanoseconds, which a deadline as far as
+            // `.seconds(Int64.max)` away does not fit.
+            while !Task.isCancelled, ContinuousClock.now < deadline {
+                let step = min(deadline, ContinuousClock.now.advanced(by: .seconds(86_400)))
+                try? await Task.sleep(until: step, clock: .continuous)
+            }
             return false
         }
         let first = await group.next() ?? false

@@ -53,16 +53,6 @@ func tryStartThread(_ body: @escaping @Sendable () -> Void) -> Bool {
     return true
 }
 
-/// Blocks the calling thread for `duration` (a thread of its own: see ``startThread(_:)``).
-func sleep(for duration: Duration) {
-    let (seconds, attoseconds) = duration.components
-    var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
-    var remaining = timespec()
-    while nanosleep(&request, &remaining) != 0 && errno == EINTR {
-        request = remaining
-    }
-}
-
 /// The closure a thread started by ``startThread(_:)`` runs, passed through `pthread_create`'s context pointer.
 private final class ThreadBody: Sendable {
     let run: @Sendable () -> Void

@@ -99,6 +99,25 @@ package final class Lock: @unchecked Sendable {
         #endif
     }
 
+    /// Atomically releases the mutex and waits for `signal()` until `deadline` at the latest; holds the mutex again
+    /// when it returns.
+    ///
+    /// The wait can end spuriously: call it in a loop over the condition and the deadline.
+    package func wait(until deadline: ContinuousClock.Instant) {
+        let remaining = ContinuousClock.now.duration(to: deadline)
+        guard remaining > .zero else { return }
+        // At most an hour at a time: the caller's loop waits again, and no conversion overflows.
+        let (seconds, attoseconds) = min(remaining, .seconds(3600)).components
+        let nanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000 + 1
+        #if DEBUG
+        csluice_lock_set_owner(handle, 0)
+        #endif
+        csluice_lock_wait_timeout(handle, nanoseconds)
+        #if DEBUG
+        csluice_lock_set_owner(handle, csluice_thread_self())
+        #endif
+    }
+
     /// Atomically releases the mutex and waits for `wakeUp.signal()`; holds the mutex again when it returns.
     ///
     /// `wakeUp` must be the calling thread's (``ThreadWakeUp/current``). The wait can end spuriously: call it in a
