@@ -577,6 +577,42 @@ import Testing
         #expect(decodedWrapped.map(\.pair.1) == (0..<100).map { "s\($0)" })
     }
 
+    /// A keyed container of `Int` values under keys written as raw bytes, which need not be valid UTF-8.
+    private func rawKeys(_ keys: [[UInt8]]) -> [UInt8] {
+        var bytes: [UInt8] = [BinaryEncoder.version, 0x08]
+        for (index, key) in keys.enumerated() {
+            bytes.append(UInt8(key.count + 1))
+            bytes += key
+            bytes += [0x04, UInt8(index % 100)]
+        }
+        return bytes + [0x00]
+    }
+
+    /// Two keys that are not valid UTF-8 would read as one "\u{FFFD}" key: every payload with such a key throws, as
+    /// `JSONDecoder` does, whether the dictionary is read entry after entry (1 KiB or more) or through its
+    /// `init(from:)`, and whatever reads the container.
+    @Test(arguments: [2, 300])
+    func aKeyThatIsNotValidUTF8Throws(count: Int) throws {
+        let valid = (0..<count).map { Array("key \($0)".utf8) }
+        #expect(try decodeCounting([String: UInt8].self, rawKeys(valid)).0.count == count)
+        for invalid in [[0xFF], [0x61, 0xC3], [0xED, 0xA0, 0x80], [0xC0, 0xAF]] as [[UInt8]] {
+            let bytes = rawKeys(valid + [invalid, invalid.map { $0 ^ 0x01 }])
+            #expect((bytes.count >= 1024) == (count == 300))
+            for read in [
+                { _ = try decodeCounting([String: UInt8].self, bytes) },
+                { _ = try decodeCounting([String: Int].self, bytes) },
+                { _ = try decodeCounting(Lookups.self, bytes) },
+            ] as [() throws -> Void] {
+                let error = #expect(throws: DecodingError.self) { try read() }
+                guard case .dataCorrupted(let context) = error else {
+                    Issue.record("expected dataCorrupted for \(invalid), got \(String(describing: error))")
+                    continue
+                }
+                #expect(context.debugDescription.hasPrefix("a key is not valid UTF-8"))
+            }
+        }
+    }
+
     /// Truncations and byte changes of a large payload (dictionaries of structs read entry after entry, arrays on
     /// the stack, lookups by the entry after the one found last): an error or a value, never a crash.
     @Test func everyTruncationAndByteChangeOfALargePayloadThrowsOrDecodes() throws {

@@ -8,10 +8,17 @@ import Darwin
 
 /// Decodes the values that ``BinaryEncoder`` writes, straight from the journal's bytes, with every read bounds-checked
 /// (a damaged payload throws a `DecodingError`, never reads out of bounds).
+///
+/// A payload whose containers nest deeper than ``BinaryEncoder/maximumDepth``, or with a key that is not valid UTF-8,
+/// throws before any value is decoded. The library's own reading of the payload is iterative; the depth bounds the
+/// recursion of the values' `init(from:)`, so that decoding is safe on a thread with a small stack.
+///
+/// A `Decodable` may keep its decoder or a container and use it after the call that decoded it, as with
+/// `JSONDecoder`: the decoder and its containers hold the decoding's state, which then keeps a copy of the payload.
 struct BinaryDecoder {
     /// Decodes the payload in `bytes`, whose first byte is ``BinaryEncoder/version``.
     ///
-    /// `bytes` must stay valid during the call; a `Decodable` must not keep its decoder or containers.
+    /// `bytes` need only stay valid during the call.
     ///
     /// With `concurrently`, the values of a large dictionary of containers are decoded on several threads (see
     /// ``BinaryDecodingOptions/concurrently``): only for a value whose type is `Sendable`.
@@ -55,29 +62,61 @@ struct BinaryDecoder {
         keyComparisons: inout Int,
         helperChunks: inout Int
     ) throws -> Value {
+        var counters = BinaryDecodingCounters()
+        defer {
+            keyComparisons += counters.keyComparisons
+            helperChunks += counters.helperChunks
+        }
+        return try decode(type, from: bytes, options: options, counters: &counters)
+    }
+
+    /// Decodes the payload in `bytes` as ``decode(_:from:options:keyComparisons:helperChunks:)`` does, and adds to
+    /// `counters` what the decoding counted.
+    static func decode<Value: Decodable>(
+        _ type: Value.Type,
+        from bytes: UnsafeRawBufferPointer,
+        options: BinaryDecodingOptions,
+        counters: inout BinaryDecodingCounters
+    ) throws -> Value {
         let state = UnsafeMutablePointer<BinaryReaderState>.allocate(capacity: 1)
         state.initialize(to: BinaryReaderState(bytes))
         state.pointee.options = options
-        defer {
-            state.deinitialize(count: 1)
-            state.deallocate()
-        }
+        // The root of every coding path, which frees the state once no decoder or container holds a path.
+        var root = BinaryPathNode(owning: state)
         let reader = BinaryReader(state: state)
+        defer {
+            counters.keyComparisons += reader.keyComparisons
+            counters.helperChunks += reader.helperChunks
+            counters.skipSteps += reader.skipSteps
+            // A path still held is a decoder or a container that a value kept: it may read the payload later, after
+            // `bytes` is gone, so the state takes a copy of them.
+            if !isKnownUniquelyReferenced(&root) {
+                reader.ownBytes()
+            }
+        }
         guard bytes.count > 1, bytes[0] == BinaryEncoder.version else {
             throw reader.corrupt(at: 0, [], "not a version 1 binary payload")
         }
         // The value must fill the payload exactly: a length that a bug or damage changed is not read as a prefix.
-        // This walk also counts the entries of the large containers, so that the dictionaries and arrays read from
-        // them are allocated once without a second walk, and looks for keys written twice (see `findNext`).
-        guard try reader.skip(at: 1, validating: true) == bytes.count else {
+        // This walk also checks the nesting depth and the keys, counts the entries of the large containers (so that
+        // the dictionaries and arrays read from them are allocated once without a second walk), notes the end of
+        // each large container (so that skipping it later takes no walk), and looks for keys written twice (see
+        // `findNext`).
+        guard try reader.walk() == bytes.count else {
             throw reader.corrupt(at: 1, [], "the value does not end where the payload does")
         }
-        defer {
-            keyComparisons += reader.keyComparisons
-            helperChunks += reader.helperChunks
-        }
-        return try reader.decode(Value.self, at: 1, BinaryPathNode())
+        return try reader.decode(Value.self, at: 1, root)
     }
+}
+
+/// What a decoding counted, for the tests that check that it stays linear in the size of the payload.
+struct BinaryDecodingCounters {
+    /// The keys of the payload that lookups compared with the key they looked for.
+    var keyComparisons = 0
+    /// The chunks of dictionary entries that threads other than the caller's decoded.
+    var helperChunks = 0
+    /// The values that skips passed over after the first walk (see ``BinaryReader/skip(at:)``).
+    var skipSteps = 0
 }
 
 /// How ``BinaryDecoder`` builds large dictionaries: the defaults, or smaller chunks and a fixed number of threads for
@@ -104,13 +143,16 @@ struct BinaryDecodingOptions {
 /// One step of the coding path of a value being decoded, linked to the step before: made into an array of keys only
 /// when something asks for it (an error, or a `Decodable` that reads `codingPath`), which most values never do.
 ///
-/// The decoder and its containers hold their node `unowned(unsafe)`, so that `Codable`, which copies a container for
-/// every call, copies it without an atomic reference count. Whoever decodes a value holds its node for the time of
-/// its `init(from:)`, inside which the decoder and its containers are used: the call that decodes it (for a
-/// property, its own node), the dictionary whose entries it decodes (one node for all of them), the reader for the
-/// decoder that `superDecoder` returns. A container made by `nestedContainer` holds its node itself.
+/// The decoder and its containers hold their node, and through it the whole path up to the root, which owns the
+/// state of the decoding (``BinaryReaderState``): a decoder or a container that a `Decodable` keeps stays usable
+/// after the decoding, and the state is freed with the last of them. A helper thread's state is owned by a node
+/// of its own, `keeper`, which its entries hold.
 private final class BinaryPathNode {
     let parent: BinaryPathNode?
+    /// The state that this node owns and frees: the root's, or a helper thread's.
+    private let ownedState: UnsafeMutablePointer<BinaryReaderState>?
+    /// The node that owns the state of the thread that decodes this entry, if not the root.
+    private let keeper: BinaryPathNode?
     /// The step's key; `nil` for the root, and for a dictionary's entries, whose key is read from the payload.
     let key: (any CodingKey)?
     /// The number of keys in the path.
@@ -123,9 +165,11 @@ private final class BinaryPathNode {
     /// The error that ended a ``BinaryEntries`` sequence.
     @exclusivity(unchecked) var error: (any Error)?
 
-    /// The root.
-    init() {
+    /// The root, which owns `state`; or, for a helper thread, the owner of its state, outside any path.
+    init(owning state: UnsafeMutablePointer<BinaryReaderState>) {
         parent = nil
+        ownedState = state
+        keeper = nil
         key = nil
         depth = 0
         isEntry = false
@@ -134,17 +178,36 @@ private final class BinaryPathNode {
     /// The step `key` after `parent`.
     init(_ parent: BinaryPathNode, _ key: any CodingKey) {
         self.parent = parent
+        ownedState = nil
+        keeper = nil
         self.key = key
         depth = parent.depth + 1
         isEntry = false
     }
 
-    /// The entries of a dictionary at `parent`.
-    init(entriesOf parent: BinaryPathNode) {
+    /// The entries of a dictionary at `parent`, decoded on the thread whose state `keeper` owns (`nil` for the
+    /// root's).
+    init(entriesOf parent: BinaryPathNode, keeper: BinaryPathNode? = nil) {
         self.parent = parent
+        ownedState = nil
+        self.keeper = keeper
         key = nil
         depth = parent.depth + 1
         isEntry = true
+    }
+
+    /// The entries of the same dictionary as `self`, for the entries after one whose decoder a value kept (which
+    /// must keep its own key).
+    func sibling() -> BinaryPathNode {
+        BinaryPathNode(entriesOf: parent!, keeper: keeper)
+    }
+
+    deinit {
+        if let ownedState {
+            ownedState.pointee.ownedBytes?.deallocate()
+            ownedState.deinitialize(count: 1)
+            ownedState.deallocate()
+        }
     }
 
     /// The keys of the path.
@@ -177,7 +240,11 @@ private struct FoundKey {
 
 /// What one decoding keeps: the payload, and what the reader learns about it (see ``BinaryReader``).
 private struct BinaryReaderState {
-    let bytes: UnsafeRawBufferPointer
+    /// The payload: the caller's bytes during the decoding, or ``ownedBytes`` after it.
+    var bytes: UnsafeRawBufferPointer
+    /// A copy of the payload, taken at the end of a decoding whose decoder or containers a value kept; freed with
+    /// the state.
+    var ownedBytes: UnsafeMutableRawBufferPointer?
     /// The number of keys compared with a key looked for: see ``BinaryDecoder/decode(_:from:keyComparisons:)``.
     var keyComparisons = 0
     /// For each depth of the coding path, the start of the container whose index is in `indexesInUse` at that depth
@@ -195,6 +262,12 @@ private struct BinaryReaderState {
     /// values are containers, by the offset of its tag, as the first walk found them (in a payload of less than
     /// 4 GiB): a dictionary read from the container finds each entry without skipping the one before.
     var entryOffsets: [Int: [UInt32]] = [:]
+    /// The offset after each container of more than ``BinaryReader/rememberedExtent`` bytes, by the offset of its
+    /// tag, as the first walk found it: a skip over such a container takes its end from here, so that skipping a
+    /// large value costs the same as skipping a small one, at any depth.
+    var ends: [Int: Int] = [:]
+    /// The values that skips passed over: see ``BinaryDecodingCounters/skipSteps``.
+    var skipSteps = 0
     /// Whether a keyed container of the payload repeats a key among its first ``BinaryReader/scanLimit`` entries,
     /// as the first walk found; if not, a lookup may take the entry after the one found last without a scan (see
     /// ``BinaryReader/findNext(_:in:depth:)``).
@@ -205,9 +278,6 @@ private struct BinaryReaderState {
     /// key starts there without skipping the value again.
     var decodedStart = -1
     var decodedEnd = -1
-    /// The paths of the decoders that `superDecoder` returned, which a `Decodable` may use after the call that made
-    /// them (see ``BinaryPathNode``).
-    var keptPaths: [BinaryPathNode] = []
     /// The last type found not to be a dictionary that ``BinaryKeyedDictionary`` reads: a state decodes many values
     /// of one type in a row, and this saves a conformance check for each.
     var notDictionary: ObjectIdentifier?
@@ -225,8 +295,22 @@ private struct BinaryReaderState {
         bytes = main.bytes
         counts = main.counts
         entryOffsets = main.entryOffsets
+        ends = main.ends
         repeatedKeys = main.repeatedKeys
     }
+}
+
+/// A container that ``BinaryReader/walk()`` is in.
+private struct BinaryWalkFrame {
+    /// The offset of its tag.
+    let start: Int
+    let keyed: Bool
+    var entries = 0
+    /// A bit for each of the first entries' keys, from its length and its first and last bytes: a key whose bit is
+    /// already set is compared with the earlier keys (``BinaryReader/repeats(_:_:before:from:)``), any other one is new.
+    var signatures: UInt64 = 0
+    /// The entries' offsets, from the ``BinaryReader/countedEntries``th entry on (the first ones walked again then).
+    var offsets: [UInt32] = []
 }
 
 /// The payload being decoded, and the key indexes of its large keyed containers.
@@ -238,10 +322,9 @@ private struct BinaryReaderState {
 /// large field. (A dictionary with `String` or `Int` keys in a large payload makes no lookups: see
 /// ``BinaryKeyedDictionary``.)
 ///
-/// A pointer to the state of one decoding, which ``BinaryDecoder/decode(_:from:keyComparisons:)`` allocates and
-/// frees: one word without a reference count, so that the decoder and the containers, which `Codable` copies for
-/// every call, copy it without an atomic operation. They must not outlive the decoding (a `Decodable` must not keep
-/// its decoder or containers, as the payload's bytes are gone too).
+/// A pointer to the state of one decoding, one word without a reference count: the decoder and the containers, which
+/// `Codable` copies for every call, hold it beside their ``BinaryPathNode``, whose path leads to the node that owns
+/// the state, so that the state lives as long as any of them.
 private struct BinaryReader {
     let state: UnsafeMutablePointer<BinaryReaderState>
 
@@ -255,6 +338,10 @@ private struct BinaryReader {
     static let largePayload = 1024
     /// The number of entries from which the first walk keeps a container's count.
     static let countedEntries = 64
+    /// The size in bytes from which the first walk keeps a container's end (see ``BinaryReaderState/ends``).
+    static let rememberedExtent = 256
+    /// The deepest nesting of containers that a payload may have.
+    static let maximumDepth = BinaryEncoder.maximumDepth
 
     var bytes: UnsafeRawBufferPointer { state.pointee.bytes }
     var keyComparisons: Int {
@@ -297,9 +384,13 @@ private struct BinaryReader {
         unsafeAddress { UnsafePointer(state.pointer(to: \.decodedEnd)!) }
         nonmutating unsafeMutableAddress { state.pointer(to: \.decodedEnd)! }
     }
-    var keptPaths: [BinaryPathNode] {
-        unsafeAddress { UnsafePointer(state.pointer(to: \.keptPaths)!) }
-        nonmutating unsafeMutableAddress { state.pointer(to: \.keptPaths)! }
+    var ends: [Int: Int] {
+        unsafeAddress { UnsafePointer(state.pointer(to: \.ends)!) }
+        nonmutating unsafeMutableAddress { state.pointer(to: \.ends)! }
+    }
+    var skipSteps: Int {
+        unsafeAddress { UnsafePointer(state.pointer(to: \.skipSteps)!) }
+        nonmutating unsafeMutableAddress { state.pointer(to: \.skipSteps)! }
     }
     var notDictionary: ObjectIdentifier? {
         unsafeAddress { UnsafePointer(state.pointer(to: \.notDictionary)!) }
@@ -412,10 +503,14 @@ private struct BinaryReader {
         foundKeys[depth] = FoundKey(start: start, value: value, entry: entry)
     }
 
-    /// Keeps `path` until the end of the decoding, and returns it.
-    func keepAlive(_ path: BinaryPathNode) -> BinaryPathNode {
-        keptPaths.append(path)
-        return path
+    /// Reads the payload from a copy of its bytes from now on, for a decoder or a container that a value kept: the
+    /// caller's bytes are valid only during the decoding.
+    func ownBytes() {
+        guard state.pointee.ownedBytes == nil else { return }
+        let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 8)
+        copy.copyMemory(from: bytes)
+        state.pointee.ownedBytes = copy
+        state.pointee.bytes = UnsafeRawBufferPointer(copy)
     }
 
     /// Notes that the value at `start` was decoded, and ends before `end`.
@@ -541,7 +636,7 @@ private struct BinaryReader {
     }
 
     /// The offset after the value that is not a container at `offset` (which must be in the payload); `nil` for a
-    /// container, or for a value that is damaged (``skip(at:validating:)`` then throws). Never throws, so that it is
+    /// container, or for a value that is damaged (``skip(at:)`` then throws). Never throws, so that it is
     /// inlined into the loops that walk containers.
     @inline(__always)
     private func leafEnd(at offset: Int) -> Int? {
@@ -560,84 +655,189 @@ private struct BinaryReader {
         }
     }
 
-    /// The offset after the value at `offset`.
+    /// The offset after the value at `offset`, in a payload that ``walk()`` checked.
     ///
-    /// `validating` is for the first call, ``BinaryDecoder/decode(_:from:keyComparisons:)``'s walk of the whole
-    /// payload: it also keeps the number of entries of each container of ``countedEntries`` or more in `counts`,
-    /// and sets `repeatedKeys` if a keyed container repeats a key among its first ``scanLimit`` entries. Errors have
-    /// an empty coding path: that first walk throws for any damage to the payload's structure, and every later call
-    /// skips a value inside that structure.
-    func skip(at offset: Int, validating: Bool = false) throws -> Int {
+    /// Iterative, with no recursion: the open containers are bits of a word (a stack of words past 64 levels). A
+    /// container of more than ``rememberedExtent`` bytes ends where the first walk noted (`ends`), looked up once the
+    /// skip has passed that many bytes, so that a skip costs at most a few hundred bytes of reading whatever the size
+    /// and depth of the value: decoding stays linear in the payload when a lookup skips a large value for each of
+    /// its levels (an enum's `allKeys`, a struct's key after a large field). Errors have an empty coding path: every
+    /// skip is of a value inside the structure that the first walk checked.
+    func skip(at offset: Int) throws -> Int {
         let count = bytes.count
         guard offset >= 0 && offset < count else { throw corrupt(at: offset, [], "the payload ends early") }
-        switch bytes[offset] {
-        case 0x08:
-            var cursor = offset + 1
-            var entries = 0
-            // A bit for each of the first entries' keys, from its length and its first and last bytes: a key whose
-            // bit is already set is compared with the earlier keys (`repeats`), any other one is new.
-            var signatures: UInt64 = 0
-            // The entries' offsets, from the ``countedEntries``th entry on (the first ones walked again then).
-            var offsets: [UInt32] = []
-            while true {
+        let tag = bytes[offset]
+        guard tag == 0x08 || tag == 0x09 else {
+            if let next = leafEnd(at: offset) { return next }
+            throw leafError(at: offset)
+        }
+        var cursor = offset + 1
+        // The open containers, innermost in bit 0: 1 for a keyed one. Every 64 levels, the word is pushed on
+        // `outer`.
+        var open: UInt64 = tag == 0x08 ? 1 : 0
+        var depth = 1
+        var outer: [UInt64] = []
+        var steps = 0
+        var lookedUp = false
+        while true {
+            // In the innermost container: the next entry (then its value), or the container's end.
+            if open & 1 != 0 {
                 guard let (keyCount, keyStart) = quickVarint(at: cursor), keyCount <= UInt64(count - keyStart + 1)
                 else {
-                    // Throws the precise error.
                     let (keyCount, keyStart) = try varintOrError(at: cursor, [])
                     _ = try end(keyStart, plus: keyCount - 1, [])
                     throw corrupt(at: cursor, [], "a damaged key")
                 }
-                if keyCount == 0 {
-                    if validating && entries >= Self.countedEntries {
-                        counts[offset] = entries
-                        if !offsets.isEmpty { entryOffsets[offset] = offsets }
-                    }
-                    return keyStart
-                }
-                let value = keyStart + Int(keyCount) - 1
-                // Kept for containers of containers: leaves are read without a skip, whose end their reading gives.
-                if validating && entries >= Self.countedEntries && count <= Int(UInt32.max) {
-                    if entries == Self.countedEntries && value < count && bytes[value] >= 0x08 {
-                        offsets = try firstEntries(of: offset)
-                    }
-                    if !offsets.isEmpty { offsets.append(UInt32(cursor)) }
-                }
-                if validating && entries < Self.scanLimit && !repeatedKeys {
-                    let length = value - keyStart
-                    let first = length > 0 ? UInt64(bytes[keyStart]) : 0
-                    let last = length > 0 ? UInt64(bytes[value - 1]) : 0
-                    let signature: UInt64 = 1 << ((UInt64(length) &* 29 &+ first &* 7 &+ last) & 63)
-                    if try signatures & signature != 0 && repeats(keyStart, value, before: cursor, from: offset + 1) {
-                        repeatedKeys = true
-                    }
-                    signatures |= signature
-                }
-                if value < count, let next = leafEnd(at: value) {
-                    cursor = next
+                if keyCount != 0 {
+                    cursor = keyStart + Int(keyCount) - 1
                 } else {
-                    cursor = try skip(at: value, validating: validating)
+                    cursor = keyStart
+                    open >>= 1
+                    depth -= 1
+                    if depth == 0 { break }
+                    if depth & 63 == 0 { open = outer.removeLast() }
+                    continue
                 }
-                entries += 1
-            }
-        case 0x09:
-            var cursor = offset + 1
-            var elements = 0
-            while true {
+            } else {
                 guard cursor < count else { throw corrupt(at: cursor, [], "the payload ends early") }
-                if bytes[cursor] == 0xFF { break }
-                if let next = leafEnd(at: cursor) {
-                    cursor = next
-                } else {
-                    cursor = try skip(at: cursor, validating: validating)
+                if bytes[cursor] == 0xFF {
+                    cursor += 1
+                    open >>= 1
+                    depth -= 1
+                    if depth == 0 { break }
+                    if depth & 63 == 0 { open = outer.removeLast() }
+                    continue
                 }
-                elements += 1
             }
-            if validating && elements >= Self.countedEntries { counts[offset] = elements }
-            return cursor + 1
-        default:
-            if let next = leafEnd(at: offset) { return next }
-            throw leafError(at: offset)
+            // A value at `cursor`.
+            guard cursor < count else { throw corrupt(at: cursor, [], "the payload ends early") }
+            steps += 1
+            let tag = bytes[cursor]
+            if tag == 0x08 || tag == 0x09 {
+                if depth & 63 == 0 {
+                    outer.append(open)
+                    open = 0
+                }
+                open = open << 1 | (tag == 0x08 ? 1 : 0)
+                depth += 1
+                cursor += 1
+            } else if let next = leafEnd(at: cursor) {
+                cursor = next
+            } else {
+                throw leafError(at: cursor)
+            }
+            if !lookedUp && cursor - offset > Self.rememberedExtent {
+                lookedUp = true
+                if let end = ends[offset] {
+                    skipSteps += steps
+                    return end
+                }
+            }
         }
+        skipSteps += steps
+        return cursor
+    }
+
+    /// Walks the whole payload once, from its value at offset 1, and returns the offset after that value: the
+    /// first read of ``BinaryDecoder/decode(_:from:options:counters:)``, which throws for any damage to the
+    /// payload's structure, so that every later read is of a structure known to be whole.
+    ///
+    /// Iterative, with one frame per open container, at most ``maximumDepth`` of them: a deeper payload throws.
+    /// Every key must be valid UTF-8 (as every string that `JSONDecoder` reads), so that no two keys that differ in
+    /// the payload read as one. The walk also keeps the number of entries of each container of ``countedEntries``
+    /// or more in `counts`, the entries' offsets of such a keyed container of containers in `entryOffsets`, the end
+    /// of each container of more than ``rememberedExtent`` bytes in `ends`, and sets `repeatedKeys` if a keyed
+    /// container repeats a key among its first ``scanLimit`` entries.
+    func walk() throws -> Int {
+        let count = bytes.count
+        var frames: [BinaryWalkFrame] = []
+        var cursor = 1
+        while true {
+            // A value at `cursor`.
+            guard cursor < count else { throw corrupt(at: cursor, [], "the payload ends early") }
+            let tag = bytes[cursor]
+            if tag == 0x08 || tag == 0x09 {
+                guard frames.count < Self.maximumDepth else {
+                    throw corrupt(
+                        at: cursor,
+                        [],
+                        "containers nested more than \(Self.maximumDepth) deep, the most the journal's encoding writes"
+                    )
+                }
+                frames.append(BinaryWalkFrame(start: cursor, keyed: tag == 0x08))
+                cursor += 1
+            } else if let next = leafEnd(at: cursor) {
+                cursor = next
+            } else {
+                throw leafError(at: cursor)
+            }
+            // The next value: in the innermost open container, after the containers that end here.
+            nextValue: while let last = frames.indices.last {
+                if frames[last].keyed {
+                    guard let (keyCount, keyStart) = quickVarint(at: cursor), keyCount <= UInt64(count - keyStart + 1)
+                    else {
+                        let (keyCount, keyStart) = try varintOrError(at: cursor, [])
+                        _ = try end(keyStart, plus: keyCount - 1, [])
+                        throw corrupt(at: cursor, [], "a damaged key")
+                    }
+                    if keyCount == 0 {
+                        cursor = keyStart
+                        close(frames.removeLast(), at: cursor)
+                        continue
+                    }
+                    let value = keyStart + Int(keyCount) - 1
+                    try entry(cursor, keyStart: keyStart, value: value, of: &frames[last])
+                    cursor = value
+                    break nextValue
+                }
+                guard cursor < count else { throw corrupt(at: cursor, [], "the payload ends early") }
+                if bytes[cursor] == 0xFF {
+                    cursor += 1
+                    close(frames.removeLast(), at: cursor)
+                    continue
+                }
+                frames[last].entries += 1
+                break nextValue
+            }
+            if frames.isEmpty { return cursor }
+        }
+    }
+
+    /// Checks the entry at `entry` of the keyed container `frame`, whose key is at `keyStart..<value`, and notes it.
+    private func entry(_ entry: Int, keyStart: Int, value: Int, of frame: inout BinaryWalkFrame) throws {
+        let count = bytes.count
+        let key = UnsafeRawBufferPointer(rebasing: bytes[keyStart..<value])
+        if !Self.isASCII(key) && String(validating: key, as: UTF8.self) == nil {
+            throw corrupt(at: keyStart, [], "a key is not valid UTF-8")
+        }
+        let entries = frame.entries
+        frame.entries += 1
+        // Kept for containers of containers: leaves are read without a skip, whose end their reading gives.
+        if entries >= Self.countedEntries && count <= Int(UInt32.max) {
+            if entries == Self.countedEntries && value < count && bytes[value] >= 0x08 {
+                frame.offsets = try firstEntries(of: frame.start)
+            }
+            if !frame.offsets.isEmpty { frame.offsets.append(UInt32(entry)) }
+        }
+        if entries < Self.scanLimit && !repeatedKeys {
+            let length = value - keyStart
+            let first = length > 0 ? UInt64(bytes[keyStart]) : 0
+            let last = length > 0 ? UInt64(bytes[value - 1]) : 0
+            let signature: UInt64 = 1 << ((UInt64(length) &* 29 &+ first &* 7 &+ last) & 63)
+            if try frame.signatures & signature != 0 && repeats(keyStart, value, before: entry, from: frame.start + 1) {
+                repeatedKeys = true
+            }
+            frame.signatures |= signature
+        }
+    }
+
+    /// Notes what later reads use of the container `frame`, which ends before `end`.
+    private func close(_ frame: BinaryWalkFrame, at end: Int) {
+        if frame.entries >= Self.countedEntries {
+            counts[frame.start] = frame.entries
+            if !frame.offsets.isEmpty { entryOffsets[frame.start] = frame.offsets }
+        }
+        if end - frame.start > Self.rememberedExtent { ends[frame.start] = end }
     }
 
     /// The offsets of the first ``countedEntries`` entries of the keyed container whose tag is at `offset`, which has
@@ -692,7 +892,7 @@ private struct BinaryReader {
     }
 
     /// The number of entries (or elements) of the keyed (or unkeyed) container whose tag is at `offset`; an error
-    /// has an empty coding path, as in ``skip(at:validating:)``.
+    /// has an empty coding path, as in ``skip(at:)``.
     func count(at offset: Int) throws -> Int {
         let total = bytes.count
         guard offset >= 0 && offset < total else { throw corrupt(at: offset, [], "the payload ends early") }
@@ -1157,23 +1357,24 @@ extension Dictionary: BinaryKeyedDictionary where Key: Decodable, Value: Decodab
         // metadata (twice) for every entry, the initializer once. A repeated key has its first value.
         let entries = BinaryEntries<Key, Value>(
             reader: reader,
-            entry: BinaryPathNode(entriesOf: path),
+            outcome: BinaryPathNode(entriesOf: path),
             cursor: offsets == nil ? offset + 1 : 0,
             count: count,
             offsets: offsets
         )
         let result = Self(entries, uniquingKeysWith: { first, _ in first })
-        if entries.entry.error == nil { return result }
+        if entries.outcome.error == nil { return result }
         // A value did not decode: decoded again, entry after entry, where the value of a repeated key is not read
         // (as `init(from:)` never reads it); this throws the error unless it was such a value.
         return try oneByOne(reader, at: offset, path)
     }
 
     /// Decodes the `count` entries from entry `first` of the keyed container whose entries are at `offsets` into
-    /// `buffer`. Throws the first error, with nothing left in `buffer`.
+    /// `buffer`, with `entry` as their path (replaced by a sibling after a value that kept it). Throws the first
+    /// error, with nothing left in `buffer`.
     fileprivate static func decodeEntries(
         _ reader: BinaryReader,
-        entry: BinaryPathNode,
+        entry: inout BinaryPathNode,
         offsets: [UInt32],
         first: Int,
         count: Int,
@@ -1189,6 +1390,7 @@ extension Dictionary: BinaryKeyedDictionary where Key: Decodable, Value: Decodab
                 entry.keyStart = keyStart
                 entry.keyEnd = keyEnd
                 let value = try reader.decode(Value.self, at: keyEnd, in: entry)
+                if !isKnownUniquelyReferenced(&entry) { entry = entry.sibling() }
                 (buffer + decoded).initialize(to: (key, value))
                 decoded += 1
             }
@@ -1203,7 +1405,7 @@ extension Dictionary: BinaryKeyedDictionary where Key: Decodable, Value: Decodab
     private static func oneByOne(_ reader: BinaryReader, at offset: Int, _ path: BinaryPathNode) throws -> Self {
         var result = Self(minimumCapacity: try reader.count(at: offset))
         // Each value's coding path is the dictionary's and the entry's key, made only if something asks for it.
-        let entry = BinaryPathNode(entriesOf: path)
+        var entry = BinaryPathNode(entriesOf: path)
         var cursor = offset + 1
         while true {
             let (keyCount, keyStart) = try reader.varint(at: cursor, path.keys(reader))
@@ -1222,6 +1424,8 @@ extension Dictionary: BinaryKeyedDictionary where Key: Decodable, Value: Decodab
                 if result.index(forKey: key) != nil { continue }
                 throw error
             }
+            // A value that kept its decoder keeps its key in the path: the next entries have a node of their own.
+            if !isKnownUniquelyReferenced(&entry) { entry = entry.sibling() }
             if let first = result.updateValue(consume value, forKey: key) {
                 result[key] = first
             }
@@ -1269,11 +1473,14 @@ extension BinaryReader {
 }
 
 /// The entries of a keyed container read as a dictionary whose keys are `String`s or `Int`s, each decoded when
-/// `Dictionary.init(_:uniquingKeysWith:)` asks for it. An error ends the sequence and is kept in `entry.error`.
+/// `Dictionary.init(_:uniquingKeysWith:)` asks for it. An error ends the sequence and is kept in `outcome.error`.
 private struct BinaryEntries<Key: Hashable, Value: Decodable>: Sequence, IteratorProtocol {
     let reader: BinaryReader
-    /// The entry being decoded, for the values' coding paths, and the error that ended the sequence.
-    let entry: BinaryPathNode
+    /// A node of the entries, which keeps the error that ended the sequence.
+    let outcome: BinaryPathNode
+    /// The node of the entry being decoded, for the values' coding paths, made by the iterator (so that it alone
+    /// holds it): replaced after a value that kept it, which keeps its key.
+    var entry: BinaryPathNode?
     /// The offset of the next entry.
     var cursor: Int
     let count: Int
@@ -1282,26 +1489,37 @@ private struct BinaryEntries<Key: Hashable, Value: Decodable>: Sequence, Iterato
 
     var underestimatedCount: Int { count }
 
+    init(reader: BinaryReader, outcome: BinaryPathNode, cursor: Int, count: Int, offsets: [UInt32]?) {
+        self.reader = reader
+        self.outcome = outcome
+        self.cursor = cursor
+        self.count = count
+        self.offsets = offsets
+    }
+
     mutating func next() -> (Key, Value)? {
-        guard entry.error == nil else { return nil }
+        guard outcome.error == nil else { return nil }
         do {
             var at = cursor
             if let offsets {
                 guard cursor < offsets.count else { return nil }
                 at = Int(offsets[cursor])
             }
-            let (keyCount, keyStart) = try reader.varint(at: at, entry.parent!.keys(reader))
+            let (keyCount, keyStart) = try reader.varint(at: at, outcome.parent!.keys(reader))
             if keyCount == 0 { return nil }
-            let keyEnd = try reader.end(keyStart, plus: keyCount - 1, entry.parent!.keys(reader))
+            let keyEnd = try reader.end(keyStart, plus: keyCount - 1, outcome.parent!.keys(reader))
             let next = offsets == nil ? try reader.skip(at: keyEnd) : cursor + 1
-            let key: Key = try reader.dictionaryKey(keyStart, keyEnd, entry.parent!.keys(reader))
-            entry.keyStart = keyStart
-            entry.keyEnd = keyEnd
-            let value = try reader.decode(Value.self, at: keyEnd, in: entry)
+            let key: Key = try reader.dictionaryKey(keyStart, keyEnd, outcome.parent!.keys(reader))
+            var node = entry ?? outcome.sibling()
+            entry = nil
+            node.keyStart = keyStart
+            node.keyEnd = keyEnd
+            let value = try reader.decode(Value.self, at: keyEnd, in: node)
+            if isKnownUniquelyReferenced(&node) { entry = node }
             cursor = next
             return (key, value)
         } catch {
-            entry.error = error
+            outcome.error = error
             return nil
         }
     }
@@ -1344,9 +1562,14 @@ private protocol BinaryHelper: Sendable {
 /// for the claimed chunks, frees them, and returns `nil`, and the dictionary is then decoded again on its thread,
 /// entry after entry, which throws the first error in the written order.
 ///
+/// A helper's values may keep their decoders (see ``BinaryPathNode``): a helper's state is owned by a node of its own,
+/// and a helper takes a copy of the payload, before it publishes a chunk, if a value of the chunk kept one. A helper
+/// holds the dictionary's path only while it decodes a chunk, so that the caller's decoding finds its root held by
+/// nothing but kept decoders at its end.
+///
 /// `@unchecked Sendable`: everything that the threads share and change (the claims, the chunks' outcomes, the
-/// counts) is read and written with `lock` held; a chunk's buffer is written only by the thread that claimed it,
-/// before it publishes the chunk under the lock, and read by the caller after it took the chunk under the lock.
+/// counts, `path`) is read and written with `lock` held; a chunk's buffer is written only by the thread that claimed
+/// it, before it publishes the chunk under the lock, and read by the caller after it took the chunk under the lock.
 private final class BinaryConcurrentEntries<Key: Hashable & Decodable, Value: Decodable>: BinaryHelper,
     @unchecked Sendable
 {
@@ -1354,8 +1577,6 @@ private final class BinaryConcurrentEntries<Key: Hashable & Decodable, Value: De
     let chunkEntries: Int
     let chunks: Int
     let offsets: [UInt32]
-    /// The dictionary's path, the parent of its entries' paths.
-    let path: BinaryPathNode
     /// What a helper's reader starts from, copied on the caller's thread.
     let helperState: BinaryReaderState
     let helpers: Int
@@ -1364,6 +1585,8 @@ private final class BinaryConcurrentEntries<Key: Hashable & Decodable, Value: De
     let reader: BinaryReader
 
     // Guarded by `lock`.
+    /// The dictionary's path, the parent of its entries' paths, until the caller is done.
+    @exclusivity(unchecked) var path: BinaryPathNode?
     /// The next chunk to claim.
     @exclusivity(unchecked) var nextChunk = 0
     /// Each chunk's entries once a thread decoded them (`decoded[chunk]` of them), `nil` before, after the caller
@@ -1410,7 +1633,9 @@ private final class BinaryConcurrentEntries<Key: Hashable & Decodable, Value: De
         // Without helpers, the caller claims every chunk: the tests' `callerDecodes == false` needs a helper.
         let callerDecodes = self.callerDecodes || started == 0
         var result = [Key: Value](minimumCapacity: offsets.count)
-        let entry = BinaryPathNode(entriesOf: path)
+        lock.lock()
+        var entry = BinaryPathNode(entriesOf: path!)
+        lock.unlock()
         var failed = false
         // The next chunk to insert. While it is not decoded, the caller decodes the next unclaimed chunk, if any,
         // rather than wait.
@@ -1438,7 +1663,7 @@ private final class BinaryConcurrentEntries<Key: Hashable & Decodable, Value: De
                 let chunk = nextChunk
                 nextChunk += 1
                 lock.unlock()
-                let outcome = decode(chunk, with: reader, entry: entry)
+                let outcome = decode(chunk, with: reader, entry: &entry)
                 lock.lock()
                 finish(chunk, outcome)
                 if outcome == nil {
@@ -1453,6 +1678,7 @@ private final class BinaryConcurrentEntries<Key: Hashable & Decodable, Value: De
         }
         // No more claims; the chunks that helpers claimed are waited for (they read the payload), then freed.
         nextChunk = chunks
+        path = nil
         while inFlight > 0 {
             callerWaits = true
             lock.wait()
@@ -1475,7 +1701,7 @@ private final class BinaryConcurrentEntries<Key: Hashable & Decodable, Value: De
     private func decode(
         _ chunk: Int,
         with reader: BinaryReader,
-        entry: BinaryPathNode
+        entry: inout BinaryPathNode
     ) -> (UnsafeMutablePointer<(Key, Value)>, Int)? {
         let first = chunk * chunkEntries
         let count = Swift.min(chunkEntries, offsets.count - first)
@@ -1483,7 +1709,7 @@ private final class BinaryConcurrentEntries<Key: Hashable & Decodable, Value: De
         do {
             try [Key: Value].decodeEntries(
                 reader,
-                entry: entry,
+                entry: &entry,
                 offsets: offsets,
                 first: first,
                 count: count,
@@ -1507,15 +1733,13 @@ private final class BinaryConcurrentEntries<Key: Hashable & Decodable, Value: De
     func help() {
         let state = UnsafeMutablePointer<BinaryReaderState>.allocate(capacity: 1)
         state.initialize(to: helperState)
-        defer {
-            state.deinitialize(count: 1)
-            state.deallocate()
-        }
+        // Frees the state once neither this thread nor a decoder that a value kept holds an entry of it.
+        var keeper = BinaryPathNode(owning: state)
         let reader = BinaryReader(state: state)
-        let entry = BinaryPathNode(entriesOf: path)
         while true {
             lock.lock()
-            guard nextChunk < chunks else {
+            var path = self.path
+            guard nextChunk < chunks, path != nil else {
                 lock.unlock()
                 return
             }
@@ -1524,7 +1748,15 @@ private final class BinaryConcurrentEntries<Key: Hashable & Decodable, Value: De
             inFlight += 1
             lock.unlock()
             let comparisons = reader.keyComparisons
-            let outcome = decode(chunk, with: reader, entry: entry)
+            let outcome: (UnsafeMutablePointer<(Key, Value)>, Int)?
+            do {
+                var entry = BinaryPathNode(entriesOf: path!, keeper: keeper)
+                outcome = decode(chunk, with: reader, entry: &entry)
+            }
+            path = nil
+            // Only the nodes that a value kept hold the keeper now; they may read the payload after the caller's
+            // decoding, which waits for this chunk, so the copy is taken before the chunk is published.
+            if !isKnownUniquelyReferenced(&keeper) { reader.ownBytes() }
             lock.lock()
             finish(chunk, outcome)
             if outcome == nil {
@@ -1644,14 +1876,12 @@ private final class KeyIndex {
 /// The `Decoder` of one value.
 ///
 /// Three words, so that the `any Decoder` that `init(from:)` receives holds it inline instead of in a heap box. The
-/// decoder and its containers do not outlive the decoding of their value (a `Decodable` must not keep one after
-/// `init(from:)` returns): they hold its path `unowned(unsafe)` (see ``BinaryPathNode``), and the reader's state is
-/// freed when the payload is decoded.
+/// decoder and its containers hold their path, which keeps the reader's state (see ``BinaryPathNode``): a
+/// `Decodable` may keep them.
 private struct BinaryValueDecoder: Decoder {
     let reader: BinaryReader
     let offset: Int
-    /// Held by whoever decodes the value (see ``BinaryPathNode``).
-    unowned(unsafe) let path: BinaryPathNode
+    let path: BinaryPathNode
     var codingPath: [any CodingKey] { path.keys(reader) }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
@@ -1677,22 +1907,22 @@ private struct BinaryValueDecoder: Decoder {
 }
 
 extension BinaryReader {
-    /// The keyed container at `offset`, which holds its path: a nested container, which no decoder holds the path of.
+    /// The nested keyed container at `offset`.
     func keyedContainer<Key: CodingKey>(
         keyedBy type: Key.Type,
         at offset: Int,
-        owning path: BinaryPathNode
+        _ path: BinaryPathNode
     ) throws -> KeyedDecodingContainer<Key> {
         let tag = try byte(at: offset, path.keys(self))
         guard tag == 0x08 else { throw mismatch([String: Any].self, tag: tag, at: offset, path.keys(self)) }
-        return KeyedDecodingContainer(BinaryKeyedDecoder<Key>(reader: self, start: offset + 1, owning: path))
+        return KeyedDecodingContainer(BinaryKeyedDecoder<Key>(reader: self, start: offset + 1, path: path))
     }
 
-    /// The unkeyed container at `offset`, which holds its path.
-    func unkeyedContainer(at offset: Int, owning path: BinaryPathNode) throws -> any UnkeyedDecodingContainer {
+    /// The nested unkeyed container at `offset`.
+    func unkeyedContainer(at offset: Int, _ path: BinaryPathNode) throws -> any UnkeyedDecodingContainer {
         let tag = try byte(at: offset, path.keys(self))
         guard tag == 0x09 else { throw mismatch([Any].self, tag: tag, at: offset, path.keys(self)) }
-        return BinaryUnkeyedDecoder(reader: self, cursor: offset + 1, owning: path)
+        return BinaryUnkeyedDecoder(reader: self, cursor: offset + 1, path: path)
     }
 }
 
@@ -1700,26 +1930,8 @@ private struct BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtoco
     let reader: BinaryReader
     /// The offset of the first entry.
     let start: Int
-    unowned(unsafe) let path: BinaryPathNode
-    /// The path, held by a container that no decoder holds it for: `nil` for the container of a decoder.
-    private let ownPath: BinaryPathNode?
+    let path: BinaryPathNode
     var codingPath: [any CodingKey] { path.keys(reader) }
-
-    /// The container of a value whose decoder holds `path`.
-    init(reader: BinaryReader, start: Int, path: BinaryPathNode) {
-        self.reader = reader
-        self.start = start
-        self.path = path
-        ownPath = nil
-    }
-
-    /// A container that holds its path.
-    init(reader: BinaryReader, start: Int, owning path: BinaryPathNode) {
-        self.reader = reader
-        self.start = start
-        self.path = path
-        ownPath = path
-    }
 
     var allKeys: [Key] {
         var keys: [Key] = []
@@ -1878,11 +2090,11 @@ private struct BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtoco
         keyedBy type: NestedKey.Type,
         forKey key: Key
     ) throws -> KeyedDecodingContainer<NestedKey> {
-        try reader.keyedContainer(keyedBy: type, at: value(key), owning: BinaryPathNode(path, key))
+        try reader.keyedContainer(keyedBy: type, at: value(key), BinaryPathNode(path, key))
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-        try reader.unkeyedContainer(at: value(key), owning: BinaryPathNode(path, key))
+        try reader.unkeyedContainer(at: value(key), BinaryPathNode(path, key))
     }
 
     /// The decoder of the value for the key "super", which `Key` need not have (`JSONDecoder` reads it so too).
@@ -1901,11 +2113,11 @@ private struct BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtoco
                 .init(codingPath: codingPath, debugDescription: "no value for the key")
             )
         }
-        return BinaryValueDecoder(reader: reader, offset: offset, path: reader.keepAlive(BinaryPathNode(path, key)))
+        return BinaryValueDecoder(reader: reader, offset: offset, path: BinaryPathNode(path, key))
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
-        BinaryValueDecoder(reader: reader, offset: try value(key), path: reader.keepAlive(BinaryPathNode(path, key)))
+        BinaryValueDecoder(reader: reader, offset: try value(key), path: BinaryPathNode(path, key))
     }
 }
 
@@ -1913,9 +2125,7 @@ private struct BinaryUnkeyedDecoder: UnkeyedDecodingContainer {
     let reader: BinaryReader
     var cursor: Int
     /// The path of the container, and of its elements (no index is added for an element).
-    unowned(unsafe) let path: BinaryPathNode
-    /// The path, held by a container that no decoder holds it for (see ``BinaryKeyedDecoder``).
-    private let ownPath: BinaryPathNode?
+    let path: BinaryPathNode
     var currentIndex = 0
     var count: Int? { nil }
     var codingPath: [any CodingKey] { path.keys(reader) }
@@ -1924,14 +2134,6 @@ private struct BinaryUnkeyedDecoder: UnkeyedDecodingContainer {
         self.reader = reader
         self.cursor = cursor
         self.path = path
-        ownPath = nil
-    }
-
-    init(reader: BinaryReader, cursor: Int, owning path: BinaryPathNode) {
-        self.reader = reader
-        self.cursor = cursor
-        self.path = path
-        ownPath = path
     }
 
     var isAtEnd: Bool {
@@ -1984,23 +2186,22 @@ private struct BinaryUnkeyedDecoder: UnkeyedDecodingContainer {
     mutating func nestedContainer<NestedKey: CodingKey>(
         keyedBy type: NestedKey.Type
     ) throws -> KeyedDecodingContainer<NestedKey> {
-        try reader.keyedContainer(keyedBy: type, at: next(), owning: path)
+        try reader.keyedContainer(keyedBy: type, at: next(), path)
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        try reader.unkeyedContainer(at: next(), owning: path)
+        try reader.unkeyedContainer(at: next(), path)
     }
 
     mutating func superDecoder() throws -> any Decoder {
-        BinaryValueDecoder(reader: reader, offset: try next(), path: reader.keepAlive(path))
+        BinaryValueDecoder(reader: reader, offset: try next(), path: path)
     }
 }
 
 private struct BinarySingleValueDecoder: SingleValueDecodingContainer {
     let reader: BinaryReader
     let offset: Int
-    /// Held by the decoder (see ``BinaryPathNode``).
-    unowned(unsafe) let path: BinaryPathNode
+    let path: BinaryPathNode
     var codingPath: [any CodingKey] { path.keys(reader) }
 
     func decodeNil() -> Bool { (try? reader.byte(at: offset, codingPath)) == 0x00 }

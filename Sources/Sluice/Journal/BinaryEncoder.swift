@@ -21,9 +21,21 @@
 /// container from one encoder, or any error makes ``encode(_:)`` return `nil`: ``JournalCoder`` then writes that
 /// value as JSON, which the reader tells apart by its first byte (JSON never starts with `0x01`).
 ///
+/// Containers nest at most ``maximumDepth`` deep: a value that nests them deeper throws an `EncodingError` with the
+/// coding path where the limit was passed, whatever the format it would have been written in, so that the journal
+/// never writes a value that it cannot read back.
+///
 /// Not thread-safe: one encoder per thread (the journal uses it from its writer, or under its I/O lock).
 final class BinaryEncoder {
     static let version: UInt8 = 1
+
+    /// The deepest nesting of containers that the encoder writes and ``BinaryDecoder`` reads: each struct, class,
+    /// array, dictionary and set is a container, and an enum case with associated values is two.
+    ///
+    /// Decoding recurses through the values' `init(from:)`, one level of the user's and the library's calls per
+    /// container, each level a few kilobytes of stack in a debug build: at this depth, a decoding uses about a third
+    /// of the 512 KiB stack of a Dispatch worker or a Swift concurrency thread, the smallest a journal decodes on.
+    static let maximumDepth = 64
 
     // `@exclusivity(unchecked)`: one thread uses an encoder at a time, and the dynamic exclusivity checks were a
     // quarter of the instructions of encoding a small action (callgrind).
@@ -33,31 +45,66 @@ final class BinaryEncoder {
     @exclusivity(unchecked) fileprivate var nextID: UInt32 = 0
     /// Set when the value cannot be written in one pass; the output is then discarded.
     @exclusivity(unchecked) fileprivate var unsupported = false
+    /// The coding path of the first container opened deeper than ``maximumDepth``.
+    @exclusivity(unchecked) fileprivate var tooDeepAt: [any CodingKey]?
+    /// The error for it, once the value whose encoding opened that container returned.
+    @exclusivity(unchecked) fileprivate var tooDeep: EncodingError?
 
-    /// The payload for `value`, or `nil` when it needs the JSON fallback.
-    func encode<Value: Encodable>(_ value: Value) -> [UInt8]? {
+    /// The payload for `value`, or `nil` when it needs the JSON fallback; throws if `value` nests containers deeper
+    /// than ``maximumDepth``.
+    func encode<Value: Encodable>(_ value: Value) throws(EncodingError) -> [UInt8]? {
         bytes.removeAll(keepingCapacity: true)
         open.removeAll(keepingCapacity: true)
         unsupported = false
+        tooDeepAt = nil
+        tooDeep = nil
         bytes.append(Self.version)
         do {
             try encodeValue(value, codingPath: [])
         } catch {
+            if let tooDeep { throw tooDeep }
             return nil
         }
+        if let tooDeep { throw tooDeep }
         if unsupported { return nil }
         return bytes
     }
 
     fileprivate func encodeValue<Value: Encodable>(_ value: Value, codingPath: [any CodingKey]) throws {
+        // Past the limit, the encoding stops at the next value, and the error unwinds the values' `encode(to:)`.
+        if let tooDeep { throw tooDeep }
         let level = open.count
         let start = bytes.count
-        try value.encode(to: BinaryValueEncoder(encoder: self, codingPath: codingPath, start: start, level: level))
+        do {
+            try value.encode(to: BinaryValueEncoder(encoder: self, codingPath: codingPath, start: start, level: level))
+        } catch {
+            try checkDepth(of: Value.self)
+            throw error
+        }
+        try checkDepth(of: Value.self)
         close(above: level)
         if bytes.count == start {
             bytes.append(0x08)
             bytes.append(0x00)
         }
+    }
+
+    /// Throws if a container was opened past the limit: the error names `type`, the innermost value whose
+    /// encoding did (the value itself, perhaps thousands of levels deep, is not described).
+    @inline(__always)
+    private func checkDepth<Value>(of type: Value.Type) throws(EncodingError) {
+        guard let path = tooDeepAt else { return }
+        if tooDeep == nil {
+            tooDeep = .invalidValue(
+                "\(type)",
+                .init(
+                    codingPath: path,
+                    debugDescription:
+                        "containers nested more than \(Self.maximumDepth) deep, the most the journal's encoding writes"
+                )
+            )
+        }
+        throw tooDeep!
     }
 
     /// Ends the containers deeper than `level`.
@@ -84,8 +131,11 @@ final class BinaryEncoder {
         }
     }
 
-    /// Opens a container at `level`: `unkeyed` ids are odd.
-    fileprivate func openContainer(unkeyed: Bool) -> UInt32 {
+    /// Opens a container at `level`: `unkeyed` ids are odd. Notes `codingPath` if it is deeper than ``maximumDepth``.
+    fileprivate func openContainer(unkeyed: Bool, _ codingPath: @autoclosure () -> [any CodingKey]) -> UInt32 {
+        if open.count >= Self.maximumDepth && tooDeepAt == nil {
+            tooDeepAt = codingPath()
+        }
         nextID &+= 2
         let id = unkeyed ? nextID | 1 : nextID & ~1
         open.append(id)
@@ -178,7 +228,7 @@ private struct BinaryValueEncoder: Encoder {
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         claim()
-        let id = encoder.openContainer(unkeyed: false)
+        let id = encoder.openContainer(unkeyed: false, codingPath)
         return KeyedEncodingContainer(
             BinaryKeyedEncoder<Key>(encoder: encoder, id: id, level: level, codingPath: codingPath)
         )
@@ -186,7 +236,7 @@ private struct BinaryValueEncoder: Encoder {
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
         claim()
-        let id = encoder.openContainer(unkeyed: true)
+        let id = encoder.openContainer(unkeyed: true, codingPath)
         return BinaryUnkeyedEncoder(encoder: encoder, id: id, level: level, codingPath: codingPath)
     }
 
@@ -277,7 +327,7 @@ private struct BinaryKeyedEncoder<Key: CodingKey>: KeyedEncodingContainerProtoco
         forKey key: Key
     ) -> KeyedEncodingContainer<NestedKey> {
         entry(key)
-        let nested = encoder.openContainer(unkeyed: false)
+        let nested = encoder.openContainer(unkeyed: false, codingPath + [key])
         return KeyedEncodingContainer(
             BinaryKeyedEncoder<NestedKey>(
                 encoder: encoder,
@@ -290,7 +340,7 @@ private struct BinaryKeyedEncoder<Key: CodingKey>: KeyedEncodingContainerProtoco
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
         entry(key)
-        let nested = encoder.openContainer(unkeyed: true)
+        let nested = encoder.openContainer(unkeyed: true, codingPath + [key])
         return BinaryUnkeyedEncoder(encoder: encoder, id: nested, level: level + 1, codingPath: codingPath + [key])
     }
 
@@ -405,7 +455,7 @@ private struct BinaryUnkeyedEncoder: UnkeyedEncodingContainer {
         keyedBy keyType: NestedKey.Type
     ) -> KeyedEncodingContainer<NestedKey> {
         element()
-        let nested = encoder.openContainer(unkeyed: false)
+        let nested = encoder.openContainer(unkeyed: false, codingPath)
         return KeyedEncodingContainer(
             BinaryKeyedEncoder<NestedKey>(encoder: encoder, id: nested, level: level + 1, codingPath: codingPath)
         )
@@ -413,7 +463,7 @@ private struct BinaryUnkeyedEncoder: UnkeyedEncodingContainer {
 
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
         element()
-        let nested = encoder.openContainer(unkeyed: true)
+        let nested = encoder.openContainer(unkeyed: true, codingPath)
         return BinaryUnkeyedEncoder(encoder: encoder, id: nested, level: level + 1, codingPath: codingPath)
     }
 

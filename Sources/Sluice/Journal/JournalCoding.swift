@@ -21,7 +21,14 @@ struct JournalCoder {
     private let decoder = JSONDecoder()
 
     func encode<Value: Encodable>(_ value: Value) throws(JournalError) -> [UInt8] {
-        if let bytes = binary.encode(value) {
+        let bytes: [UInt8]?
+        do {
+            bytes = try binary.encode(value)
+        } catch {
+            // Too deep to read back, in either format.
+            throw .unencodable(description: "\(error)")
+        }
+        if let bytes {
             return bytes
         }
         do {
@@ -62,6 +69,10 @@ struct JournalCoder {
 /// A payload is the compact binary encoding (version 1: its first byte is `0x01`) described in <doc:Durability>,
 /// or JSON for a value whose `encode(to:)` writes its containers out of order; ``decode(_:from:)`` reads both,
 /// and so reads journals written before the binary encoding. Not thread-safe: one coder per thread.
+///
+/// Limits (see <doc:Durability>): a value is nested at most 64 containers deep, so that decoding it is safe on a
+/// thread with a small stack: ``encode(_:)`` throws for a deeper value, ``decode(_:from:)`` for a deeper payload.
+/// Keys must be valid UTF-8. A `Decodable` may keep its decoder or a container and use it after decoding.
 public struct JournalPayloadCoder {
     private let coder = JournalCoder()
     private var scratch = Data()
