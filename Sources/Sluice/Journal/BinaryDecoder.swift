@@ -1417,16 +1417,16 @@ extension Dictionary: BinaryKeyedDictionary where Key: Decodable, Value: Decodab
             entry.keyEnd = keyEnd
             // One hash per entry: the value is inserted, and the first one put back if the key had one already.
             // The value of a repeated key that does not decode is skipped, as `init(from:)` never reads it.
-            let value: Value
+            let value: Value?
             do {
                 value = try reader.decode(Value.self, at: keyEnd, in: entry)
             } catch {
-                if result.index(forKey: key) != nil { continue }
-                throw error
+                guard result.index(forKey: key) != nil else { throw error }
+                value = nil
             }
             // A value that kept its decoder keeps its key in the path: the next entries have a node of their own.
             if !isKnownUniquelyReferenced(&entry) { entry = entry.sibling() }
-            if let first = result.updateValue(consume value, forKey: key) {
+            if let value, let first = result.updateValue(value, forKey: key) {
                 result[key] = first
             }
         }
