@@ -300,17 +300,24 @@ private struct BinaryReaderState {
     }
 }
 
-/// A container that ``BinaryReader/walk()`` is in.
+/// A container that ``BinaryReader/walk()`` is in: 16 bytes, so that the walk's frames fit in 1 KiB of stack.
 private struct BinaryWalkFrame {
     /// The offset of its tag.
-    let start: Int
-    let keyed: Bool
-    var entries = 0
-    /// A bit for each of the first entries' keys, from its length and its first and last bytes: a key whose bit is
-    /// already set is compared with the earlier keys (``BinaryReader/repeats(_:_:before:from:)``), any other one is new.
-    var signatures: UInt64 = 0
-    /// The entries' offsets, from the ``BinaryReader/countedEntries``th entry on (the first ones walked again then).
-    var offsets: [UInt32] = []
+    let start: UInt32
+    /// The number of its entries (or elements) walked.
+    var entries: UInt32 = 0
+    /// For a keyed container, a bit for each of the first entries' keys, from its length and its first and last
+    /// bytes: a key whose bit is already set is compared with the earlier keys
+    /// (``BinaryReader/repeats(_:_:before:from:)``), any other one is new. All bits set for an unkeyed container
+    /// (a keyed one sets at most ``BinaryReader/scanLimit`` of them).
+    var signatures: UInt64
+
+    init(start: Int, keyed: Bool) {
+        self.start = UInt32(start)
+        signatures = keyed ? 0 : .max
+    }
+
+    var keyed: Bool { signatures != .max }
 }
 
 /// The payload being decoded, and the key indexes of its large keyed containers.
@@ -750,94 +757,150 @@ private struct BinaryReader {
     /// container repeats a key among its first ``scanLimit`` entries.
     func walk() throws -> Int {
         let count = bytes.count
-        var frames: [BinaryWalkFrame] = []
-        var cursor = 1
-        while true {
-            // A value at `cursor`.
-            guard cursor < count else { throw corrupt(at: cursor, [], "the payload ends early") }
-            let tag = bytes[cursor]
-            if tag == 0x08 || tag == 0x09 {
-                guard frames.count < Self.maximumDepth else {
-                    throw corrupt(
-                        at: cursor,
-                        [],
-                        "containers nested more than \(Self.maximumDepth) deep, the most the journal's encoding writes"
-                    )
-                }
-                frames.append(BinaryWalkFrame(start: cursor, keyed: tag == 0x08))
-                cursor += 1
-            } else if let next = leafEnd(at: cursor) {
-                cursor = next
-            } else {
-                throw leafError(at: cursor)
-            }
-            // The next value: in the innermost open container, after the containers that end here.
-            nextValue: while let last = frames.indices.last {
-                if frames[last].keyed {
-                    guard let (keyCount, keyStart) = quickVarint(at: cursor), keyCount <= UInt64(count - keyStart + 1)
-                    else {
-                        let (keyCount, keyStart) = try varintOrError(at: cursor, [])
-                        _ = try end(keyStart, plus: keyCount - 1, [])
-                        throw corrupt(at: cursor, [], "a damaged key")
-                    }
-                    if keyCount == 0 {
-                        cursor = keyStart
-                        close(frames.removeLast(), at: cursor)
-                        continue
-                    }
-                    let value = keyStart + Int(keyCount) - 1
-                    try entry(cursor, keyStart: keyStart, value: value, of: &frames[last])
-                    cursor = value
-                    break nextValue
-                }
+        // Offsets are kept as `UInt32`: the encoder writes no payload of 4 GiB or more (see `BinaryValueEncoder`).
+        guard count <= Int(UInt32.max) else {
+            throw corrupt(at: 0, [], "a binary payload of 4 GiB or more, which the encoder never writes")
+        }
+        // The frames live on the stack (1 KiB): most payloads are small, and a heap allocation would be a good part
+        // of the cost of decoding one.
+        return try withUnsafeTemporaryAllocation(of: BinaryWalkFrame.self, capacity: Self.maximumDepth) { frames in
+            var depth = 0
+            // The entries' offsets of the innermost open keyed container of containers of ``countedEntries`` or more
+            // entries, and its depth (0 for none); those of the outer ones.
+            var recordingDepth = 0
+            var recording: [UInt32] = []
+            var outerRecordings: [(depth: Int, offsets: [UInt32])] = []
+            var cursor = 1
+            while true {
+                // A value at `cursor`.
                 guard cursor < count else { throw corrupt(at: cursor, [], "the payload ends early") }
-                if bytes[cursor] == 0xFF {
+                let tag = bytes[cursor]
+                if tag == 0x08 || tag == 0x09 {
+                    guard depth < Self.maximumDepth else {
+                        throw corrupt(
+                            at: cursor,
+                            [],
+                            "containers nested more than \(Self.maximumDepth) deep, the most the journal's encoding writes"
+                        )
+                    }
+                    frames[depth] = BinaryWalkFrame(start: cursor, keyed: tag == 0x08)
+                    depth += 1
                     cursor += 1
-                    close(frames.removeLast(), at: cursor)
-                    continue
+                } else if let next = leafEnd(at: cursor) {
+                    cursor = next
+                } else {
+                    throw leafError(at: cursor)
                 }
-                frames[last].entries += 1
-                break nextValue
+                // The next value: in the innermost open container, after the containers that end here.
+                while depth > 0 {
+                    let frame = frames.baseAddress! + depth - 1
+                    let entries = Int(frame.pointee.entries)
+                    if frame.pointee.keyed {
+                        guard let (keyCount, keyStart) = quickVarint(at: cursor),
+                            keyCount <= UInt64(count - keyStart + 1)
+                        else {
+                            let (keyCount, keyStart) = try varintOrError(at: cursor, [])
+                            _ = try end(keyStart, plus: keyCount - 1, [])
+                            throw corrupt(at: cursor, [], "a damaged key")
+                        }
+                        if keyCount != 0 {
+                            let value = keyStart + Int(keyCount) - 1
+                            if !isASCIIKey(keyStart, value) { try checkUTF8(keyStart, value) }
+                            frame.pointee.entries += 1
+                            if entries < Self.scanLimit {
+                                if !repeatedKeys { try sign(frame, key: keyStart, value, entry: cursor) }
+                            } else if entries >= Self.countedEntries {
+                                // Kept for containers of containers: leaves are read without a skip, whose end
+                                // their reading gives.
+                                if entries == Self.countedEntries && value < count && bytes[value] >= 0x08 {
+                                    if recordingDepth > 0 { outerRecordings.append((recordingDepth, recording)) }
+                                    recording = try firstEntries(of: Int(frame.pointee.start))
+                                    recordingDepth = depth
+                                }
+                                if recordingDepth == depth { recording.append(UInt32(cursor)) }
+                            }
+                            cursor = value
+                            break
+                        }
+                        cursor = keyStart
+                    } else {
+                        guard cursor < count else { throw corrupt(at: cursor, [], "the payload ends early") }
+                        if bytes[cursor] != 0xFF {
+                            frame.pointee.entries += 1
+                            break
+                        }
+                        cursor += 1
+                    }
+                    // The container ends: what later reads use of it.
+                    let start = Int(frame.pointee.start)
+                    if entries >= Self.countedEntries {
+                        counts[start] = entries
+                        if recordingDepth == depth {
+                            entryOffsets[start] = recording
+                            (recordingDepth, recording) = outerRecordings.popLast() ?? (0, [])
+                        }
+                    }
+                    if cursor - start > Self.rememberedExtent { ends[start] = cursor }
+                    depth -= 1
+                }
+                if depth == 0 { return cursor }
             }
-            if frames.isEmpty { return cursor }
         }
     }
 
-    /// Checks the entry at `entry` of the keyed container `frame`, whose key is at `keyStart..<value`, and notes it.
-    private func entry(_ entry: Int, keyStart: Int, value: Int, of frame: inout BinaryWalkFrame) throws {
-        let count = bytes.count
-        let key = UnsafeRawBufferPointer(rebasing: bytes[keyStart..<value])
-        if !Self.isASCII(key) && String(validating: key, as: UTF8.self) == nil {
+    /// Notes the signature of the key at `keyStart..<keyEnd` of the entry at `entry` of the keyed container `frame`
+    /// (one of its first ``scanLimit``), and sets `repeatedKeys` if an earlier entry has the same key.
+    @inline(__always)
+    private func sign(
+        _ frame: UnsafeMutablePointer<BinaryWalkFrame>,
+        key keyStart: Int,
+        _ keyEnd: Int,
+        entry: Int
+    ) throws {
+        let length = keyEnd - keyStart
+        let first = length > 0 ? UInt64(bytes[keyStart]) : 0
+        let last = length > 0 ? UInt64(bytes[keyEnd - 1]) : 0
+        let signature: UInt64 = 1 << ((UInt64(length) &* 29 &+ first &* 7 &+ last) & 63)
+        if frame.pointee.signatures & signature != 0,
+            try repeats(keyStart, keyEnd, before: entry, from: Int(frame.pointee.start) + 1)
+        {
+            repeatedKeys = true
+        }
+        frame.pointee.signatures |= signature
+    }
+
+    /// Whether every byte of the key at `keyStart..<keyEnd` (in the payload) is below 0x80: a few loads for the
+    /// short keys of most containers.
+    @inline(__always)
+    private func isASCIIKey(_ keyStart: Int, _ keyEnd: Int) -> Bool {
+        var pointer = bytes.baseAddress! + keyStart
+        var length = keyEnd - keyStart
+        var high: UInt64 = 0
+        while length >= 8 {
+            high |= pointer.loadUnaligned(as: UInt64.self)
+            pointer += 8
+            length -= 8
+        }
+        if length >= 4 {
+            high |= UInt64(pointer.loadUnaligned(as: UInt32.self))
+            pointer += 4
+            length -= 4
+        }
+        if length >= 2 {
+            high |= UInt64(pointer.loadUnaligned(as: UInt16.self))
+            pointer += 2
+            length -= 2
+        }
+        if length == 1 { high |= UInt64(pointer.load(as: UInt8.self)) }
+        return high & 0x8080_8080_8080_8080 == 0
+    }
+
+    /// Throws unless the key at `keyStart..<keyEnd` is valid UTF-8.
+    @inline(never)
+    private func checkUTF8(_ keyStart: Int, _ keyEnd: Int) throws {
+        if String(validating: UnsafeRawBufferPointer(rebasing: bytes[keyStart..<keyEnd]), as: UTF8.self) == nil {
             throw corrupt(at: keyStart, [], "a key is not valid UTF-8")
         }
-        let entries = frame.entries
-        frame.entries += 1
-        // Kept for containers of containers: leaves are read without a skip, whose end their reading gives.
-        if entries >= Self.countedEntries && count <= Int(UInt32.max) {
-            if entries == Self.countedEntries && value < count && bytes[value] >= 0x08 {
-                frame.offsets = try firstEntries(of: frame.start)
-            }
-            if !frame.offsets.isEmpty { frame.offsets.append(UInt32(entry)) }
-        }
-        if entries < Self.scanLimit && !repeatedKeys {
-            let length = value - keyStart
-            let first = length > 0 ? UInt64(bytes[keyStart]) : 0
-            let last = length > 0 ? UInt64(bytes[value - 1]) : 0
-            let signature: UInt64 = 1 << ((UInt64(length) &* 29 &+ first &* 7 &+ last) & 63)
-            if try frame.signatures & signature != 0 && repeats(keyStart, value, before: entry, from: frame.start + 1) {
-                repeatedKeys = true
-            }
-            frame.signatures |= signature
-        }
-    }
-
-    /// Notes what later reads use of the container `frame`, which ends before `end`.
-    private func close(_ frame: BinaryWalkFrame, at end: Int) {
-        if frame.entries >= Self.countedEntries {
-            counts[frame.start] = frame.entries
-            if !frame.offsets.isEmpty { entryOffsets[frame.start] = frame.offsets }
-        }
-        if end - frame.start > Self.rememberedExtent { ends[frame.start] = end }
     }
 
     /// The offsets of the first ``countedEntries`` entries of the keyed container whose tag is at `offset`, which has
