@@ -32,7 +32,8 @@ import Testing
     /// dispatches in turn; all of it written to `log`.
     private static func makeStore(
         _ log: Locked<Log>,
-        _ apiBox: Locked<MiddlewareAPI<TestState, TestAction>?>
+        _ apiBox: Locked<MiddlewareAPI<TestState, TestAction>?>,
+        delay: Duration
     ) -> Store<TestState, TestAction> {
         func record(_ path: any WritableKeyPath<Log, [Int]> & Sendable) -> SideEffect<TestState, TestAction> {
             SideEffect { action, _ in
@@ -61,7 +62,7 @@ import Testing
             savingAPI(into: apiBox),
             Middleware(record(\.processed)),
             Middleware(
-                Middlewares.delay(.milliseconds(20), delayed)
+                Middlewares.delay(delay * 2, delayed)
             ),
             Middleware(Middlewares.debounce(.milliseconds(200), record(\.debounced))),
             Middleware(
@@ -70,13 +71,13 @@ import Testing
             Middleware(startsEffects),
             Middleware(
                 Middlewares.delay(
-                    .milliseconds(10),
+                    delay,
                     Middlewares.debounce(.milliseconds(200), record(\.debouncedAfterDelay))
                 )
             ),
             Middleware(
                 Middlewares.delay(
-                    .milliseconds(10),
+                    delay,
                     Middlewares.throttle(
                         .milliseconds(500),
                         leading: true,
@@ -90,10 +91,14 @@ import Testing
     }
 
     /// One run of the scenario: load, three shutdowns at once, then the exact counts. Returns the failures.
-    private func shutDownUnderLoad() async -> [String] {
+    private func shutDownUnderLoad(
+        delay: Duration = .milliseconds(10),
+        shutdownAfter: Duration? = nil,
+        timeout: Duration = hangGuard
+    ) async -> [String] {
         let log = Locked(Log())
         let apiBox = Locked<MiddlewareAPI<TestState, TestAction>?>(nil)
-        let store = Self.makeStore(log, apiBox)
+        let store = Self.makeStore(log, apiBox, delay: delay)
         let api = apiBox.current!
         let threadsDone = AsyncGate()
         // Four threads of their own dispatch until they are refused.
@@ -123,14 +128,16 @@ import Testing
             }
         }
         var failures: [String] = []
-        if !(await log.wait { $0.processed.count >= 100 }) {
+        if let shutdownAfter {
+            try? await Task.sleep(for: shutdownAfter)
+        } else if !(await log.wait { $0.processed.count >= 100 }) {
             failures.append("the load never started")
         }
         // Three shutdown calls at once; each notes what had run when it returned.
         let seenAtReturn = await withTaskGroup(of: Log.self) { group in
             for _ in 0..<3 {
                 group.addTask {
-                    _ = await store.shutdown(timeout: hangGuard)
+                    _ = await store.shutdown(timeout: timeout)
                     return log.current
                 }
             }
@@ -185,6 +192,18 @@ import Testing
             check(seen.throttledAfterDelay == final.throttledAfterDelay, "call \(index) returned early (throttle 2)")
         }
         return failures
+    }
+
+    /// The same with longer delays, shutdown at a random moment, and a short timeout that the delayed runs' tasks
+    /// may outlast: the owed runs still run, each once, before any call returns.
+    @Test func owedRunsRunUnderLoadWithAShortTimeout() async {
+        var generator = SystemRandomNumberGenerator()
+        for iteration in 0..<20 {
+            let delay = Duration.milliseconds(Int.random(in: 1...300, using: &generator))
+            let after = Duration.milliseconds(Int.random(in: 20...200, using: &generator))
+            let failures = await shutDownUnderLoad(delay: delay, shutdownAfter: after, timeout: .seconds(2))
+            #expect(failures.isEmpty, "iteration \(iteration), delay \(delay), shutdown after \(after): \(failures)")
+        }
     }
 
     @Test func concurrentShutdownsUnderLoadRunEveryOwedRunOnce() async {

@@ -49,6 +49,63 @@ extension Store {
         try await waitUntilDurable(outcome, in: journal)
     }
 
+    /// Dispatches an action, reads the state right after the reducer handled it, and returns that reading once the
+    /// journal holds the action on stable storage: an acknowledgement that carries its outcome.
+    ///
+    /// ```swift
+    /// let price = try await store.dispatch(.bid(auction, amount), durableIn: journal) { $0.auctions[auction]?.price }
+    /// return .accepted(price)
+    /// ```
+    ///
+    /// The reading is taken as ``dispatch(_:reading:)`` takes it (right after this action, before any later one);
+    /// it is returned only if the action is durable, and the call throws in every case where
+    /// ``dispatch(_:durableIn:)`` throws.
+    ///
+    /// - Parameters:
+    ///   - action: The action to dispatch.
+    ///   - journal: The journal that this store records to.
+    ///   - body: Reads the state right after the action; called once, on the store's pipeline.
+    /// - Returns: What `body` read.
+    /// - Throws: As ``dispatch(_:durableIn:)``.
+    public func dispatch<T: Sendable>(
+        _ action: Action,
+        durableIn journal: Journal,
+        reading body: (borrowing State) -> T
+    ) async throws(JournalError) -> T {
+        let read = dispatch(action, reading: { state in (journal.outcomeOfLastRecord(), body(state)) })
+        try await waitUntilDurable(read?.0, in: journal)
+        guard let value = read?.1 else { throw journal.reasonNotRecorded(refusedByStore: core.isRefusingDispatches) }
+        return value
+    }
+
+    /// Sends an action, reads the state right after the reducer handled it, and returns that reading once the
+    /// journal holds the action on stable storage: the `send` form of ``dispatch(_:durableIn:reading:)``.
+    ///
+    /// ```swift
+    /// let price = try await store.send(.bid(auction, amount), durableIn: journal) { $0.auctions[auction]?.price }
+    /// return .accepted(price)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - action: The action to send.
+    ///   - journal: The journal that this store records to.
+    ///   - body: Reads the state right after the action; called once, on the store's pipeline.
+    /// - Returns: What `body` read.
+    /// - Throws: As ``send(_:durableIn:)``.
+    public nonisolated(nonsending) func send<T: Sendable>(
+        _ action: Action,
+        durableIn journal: Journal,
+        reading body: @escaping @Sendable (borrowing State) -> T
+    ) async throws(JournalError) -> T {
+        let read = await send(action, reading: { state in (journal.outcomeOfLastRecord(), body(state)) })
+        if read == nil && Task.isCancelled {
+            throw .cancelled
+        }
+        try await waitUntilDurable(read?.0, in: journal)
+        guard let value = read?.1 else { throw journal.reasonNotRecorded(refusedByStore: core.isRefusingDispatches) }
+        return value
+    }
+
     /// Waits for the durability of the action whose record had `outcome`; `nil` when no action reached the
     /// reducer during the dispatch.
     private nonisolated(nonsending) func waitUntilDurable(

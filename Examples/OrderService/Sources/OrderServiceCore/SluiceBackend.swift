@@ -7,9 +7,8 @@ import SluiceLifecycle
 ///
 /// `POST /orders` sends `.place` with `send(_:reading:)`: the task suspends (instead of blocking a thread) while
 /// another request's action runs, and gets the order as the reducer left it right after its own action. With a
-/// journal, the reading also takes the journal's last sequence number, which is that action's own (the follow-ups
-/// that the side effects dispatched are queued, and run after the reading), and the answer waits for
-/// `journal.durable(through:)` of it: nothing is acknowledged that a crash could lose.
+/// journal it sends with `send(_:durableIn:reading:)`, which returns that reading only once the action is on stable
+/// storage: nothing is acknowledged that a crash could lose.
 public final class SluiceBackend: OrderBackend {
     /// `sluice`.
     public let name = "sluice"
@@ -93,16 +92,15 @@ public final class SluiceBackend: OrderBackend {
             else { throw .shuttingDown }
             return order
         }
-        let reading = await store.send(
-            .place(request),
-            reading: { state in (state.orders.byID[state.orders.lastID], journal.lastSequence) }
-        )
-        guard let (placed, sequence) = reading, let order = placed else { throw .shuttingDown }
+        let placed: Order?
         do {
-            try await journal.durable(through: sequence)
+            placed = try await store.send(.place(request), durableIn: journal) { $0.orders.byID[$0.orders.lastID] }
+        } catch .refused {
+            throw .shuttingDown
         } catch {
             throw .journalFailed("\(error)")
         }
+        guard let order = placed else { throw .shuttingDown }
         return order
     }
 

@@ -26,6 +26,9 @@ enum DurabilitySnippets {
             try await store.dispatch(.add(5), durableIn: journal)
             // or, from many tasks at once, without blocking a thread while another one runs the store's work:
             try await store.send(.add(1), durableIn: journal)
+            // or with the state right after the action, returned once the action is durable (the answer to a request):
+            let count = try await store.send(.add(2), durableIn: journal) { $0.count }
+            print("accepted; the count is now", count)
             group.cancelAll()
         }
         _ = await store.shutdown()
@@ -33,7 +36,7 @@ enum DurabilitySnippets {
         _ = journal
         _ = store
 
-        // Sources/Sluice/Sluice.docc/Durability.md:112
+        // Sources/Sluice/Sluice.docc/Durability.md:118
         func runJournaledService(in directory: String, requests: [Int]) async throws {
             let journal = try Journal(directory: directory, onError: { error in print("journal stopped:", error) })
             let store = try Store<Counter, CounterAction>(
@@ -73,7 +76,7 @@ enum DurabilitySnippets {
             journal.close()
         }
 
-        // Sources/Sluice/Sluice.docc/Durability.md:183
+        // Sources/Sluice/Sluice.docc/Durability.md:197
         try journal.snapshot(store, reducerVersion: 1)
     }
 }
