@@ -139,12 +139,19 @@ import Darwin
         try await withTemporaryDirectory { directory in
             let source = try Journal(storage: FileJournalStorage(directory: directory + "/source"))
             try source.storage.writeSnapshot(
-                JournalSnapshot(sequence: .max, reducerVersion: 0, payload: try JournalPayloadCoder().encode(LedgerState()))
+                JournalSnapshot(
+                    sequence: .max,
+                    reducerVersion: 0,
+                    payload: try JournalPayloadCoder().encode(LedgerState())
+                )
             )
             source.close()
             let name = "snapshot-18446744073709551615.snap"
             try FileManager.default.createDirectory(atPath: directory + "/target", withIntermediateDirectories: true)
-            try FileManager.default.copyItem(atPath: directory + "/source/" + name, toPath: directory + "/target/" + name)
+            try FileManager.default.copyItem(
+                atPath: directory + "/source/" + name,
+                toPath: directory + "/target/" + name
+            )
             #expect(throws: JournalError.badFileName(file: directory + "/target/" + name)) {
                 _ = try Journal(directory: directory + "/target")
             }
@@ -202,7 +209,11 @@ import Darwin
         try await withTemporaryDirectory { directory in
             let journal = try Journal(directory: directory)
             try journal.storage.writeSnapshot(
-                JournalSnapshot(sequence: 0, reducerVersion: 0, payload: try JournalPayloadCoder().encode("not a ledger"))
+                JournalSnapshot(
+                    sequence: 0,
+                    reducerVersion: 0,
+                    payload: try JournalPayloadCoder().encode("not a ledger")
+                )
             )
             journal.close()
             let reopened = try Journal(directory: directory)

@@ -141,7 +141,9 @@ extension Store where State: Codable, Action: Codable {
                 )
                 continue
             case .unusable(let error, let version):
-                skipped.append(JournalRecovery.SkippedSnapshot(sequence: sequence, reducerVersion: version, error: error))
+                skipped.append(
+                    JournalRecovery.SkippedSnapshot(sequence: sequence, reducerVersion: version, error: error)
+                )
                 continue
             }
             break
