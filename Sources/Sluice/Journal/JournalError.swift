@@ -11,7 +11,8 @@ import Darwin
 /// Each case names the file (and, for a record, the byte offset in it) so that an operator can look at the
 /// damage. Recovery never skips a damaged record silently: it stops with one of these.
 public enum JournalError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// Another open journal (in this process or another) holds the directory's lock file.
+    /// Another writer holds the log: another open journal (in this process or another) holds the directory's
+    /// lock file, or, for a database storage, another writer holds the stream (`directory` then names it).
     case locked(directory: String)
     /// A system call failed.
     case io(operation: String, path: String, errno: Int32)
@@ -46,7 +47,7 @@ public enum JournalError: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .locked(let directory):
-            "the journal at \(directory) is open in another process or journal (its lock file is held)"
+            "the journal at \(directory) is held by another writer (another process or journal holds its lock)"
         case .io(let operation, let path, let errno):
             "\(operation) failed for \(path): \(String(cString: strerror(errno))) (errno \(errno))"
         case .corruptRecord(let file, let offset):
