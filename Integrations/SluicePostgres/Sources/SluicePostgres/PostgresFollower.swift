@@ -73,6 +73,7 @@ public final class PostgresFollower<State: Sendable & Decodable, Action: Sendabl
         reducer: Reducer<State, Action>,
         instrumentation: StoreInstrumentation<FollowerRecord<State, Action>>? = nil
     ) async throws(PostgresJournalError) {
+        try configuration.checkStoreID()
         self.configuration = configuration
         self.reducerVersion = reducerVersion
         self.primaryOnly = primaryOnly
@@ -189,8 +190,7 @@ public final class PostgresFollower<State: Sendable & Decodable, Action: Sendabl
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { [weak self] in
                     for try await notification in notifications {
-                        let parts = notification.payload.split(separator: " ")
-                        guard parts.count == 2, parts[0] == storeID, let head = UInt64(parts[1]) else { continue }
+                        guard let head = Self.committedHead(in: notification.payload, of: storeID) else { continue }
                         self?.noteCommitted(head)
                         wake.yield()
                     }
@@ -212,6 +212,13 @@ public final class PostgresFollower<State: Sendable & Decodable, Action: Sendabl
                 _ = try await group.next()
             }
         }
+    }
+
+    /// The head in a notification of the writer's append, `<store id> <head>`, if it is for `storeID`: the id is
+    /// everything before the last space, so that any id (with spaces, or empty) is read back whole.
+    static func committedHead(in payload: String, of storeID: String) -> UInt64? {
+        guard let space = payload.lastIndex(of: " "), payload[..<space] == storeID else { return nil }
+        return UInt64(payload[payload.index(after: space)...])
     }
 
     private func noteCommitted(_ head: UInt64) {

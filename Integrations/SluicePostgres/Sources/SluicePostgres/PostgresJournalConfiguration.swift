@@ -27,6 +27,9 @@ public struct PostgresJournalConfiguration: Sendable {
     /// The database that holds the `sluice_*` tables.
     public var database: String
     /// The store whose log this is: one stream (one head row) per store id.
+    ///
+    /// Any text of at most ``maxStoreIDBytes`` bytes in UTF-8 (spaces, quotes and the empty string included);
+    /// a longer one is refused when the storage or a follower is made.
     public var storeID: String
     /// A name for this writer, kept in the head row (for operators).
     public var writerName: String
@@ -45,6 +48,13 @@ public struct PostgresJournalConfiguration: Sendable {
     public var maxBatchCount: Int
     /// At most about this many payload bytes in one append statement.
     public var maxBatchBytes: Int
+
+    /// The longest store id, in UTF-8 bytes.
+    ///
+    /// Each append notifies the followers with the store id and the last sequence number, and PostgreSQL refuses
+    /// a notification payload of 8000 bytes or more; the id is also part of the primary keys, whose B-tree entries
+    /// must fit a third of a page. A limit well below both keeps every id usable.
+    public static let maxStoreIDBytes = 2_048
 
     /// Creates a configuration.
     public init(
@@ -73,6 +83,14 @@ public struct PostgresJournalConfiguration: Sendable {
         self.statementTimeout = statementTimeout
         self.maxBatchCount = maxBatchCount
         self.maxBatchBytes = maxBatchBytes
+    }
+}
+
+extension PostgresJournalConfiguration {
+    /// Throws ``PostgresJournalError/storeIDTooLong(bytes:limit:)`` for a store id above ``maxStoreIDBytes``.
+    func checkStoreID() throws(PostgresJournalError) {
+        let bytes = storeID.utf8.count
+        guard bytes <= Self.maxStoreIDBytes else { throw .storeIDTooLong(bytes: bytes, limit: Self.maxStoreIDBytes) }
     }
 }
 

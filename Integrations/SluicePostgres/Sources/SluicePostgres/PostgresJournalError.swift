@@ -26,6 +26,8 @@ public enum PostgresJournalError: Error, Equatable, Sendable, CustomStringConver
     case database(operation: String, description: String)
     /// A follower is a read-only replica: it applies the writer's records and refuses dispatches.
     case readOnlyFollower(storeID: String)
+    /// The store id is longer than ``PostgresJournalConfiguration/maxStoreIDBytes`` in UTF-8.
+    case storeIDTooLong(bytes: Int, limit: Int)
 
     public var description: String {
         switch self {
@@ -50,6 +52,8 @@ public enum PostgresJournalError: Error, Equatable, Sendable, CustomStringConver
             "\(operation) failed: \(description)"
         case .readOnlyFollower(let storeID):
             "store \(storeID): this is a read-only follower; dispatch to the writer"
+        case .storeIDTooLong(let bytes, let limit):
+            "a store id may have at most \(limit) bytes in UTF-8; this one has \(bytes)"
         }
     }
 
@@ -67,11 +71,11 @@ public enum PostgresJournalError: Error, Equatable, Sendable, CustomStringConver
             .unexpectedSequence(file: "postgres:\(storeID)", offset: Int(found), expected: expected, found: found)
         case .foreignReducerVersion(let storeID, let sequence, _, _):
             .missingRecords(expected: sequence, file: "postgres:\(storeID)")
-        case .heldByAnotherWriter, .fenced:
-            .locked(directory: "postgres: \(description)")
+        case .heldByAnotherWriter(let storeID, _, _), .fenced(let storeID, _, _):
+            .locked(directory: "postgres:\(storeID)")
         case .undecodable(_, let sequence, let description):
             .undecodable(sequence: sequence, description: description)
-        case .noServer, .database, .readOnlyFollower:
+        case .noServer, .database, .readOnlyFollower, .storeIDTooLong:
             .io(operation: description, path: "postgres", errno: 0)
         }
     }

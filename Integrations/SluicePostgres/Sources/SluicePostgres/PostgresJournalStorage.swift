@@ -6,7 +6,7 @@ import Sluice
 /// can replace.
 ///
 /// ```swift
-/// let storage = PostgresJournalStorage(configuration: configuration, onError: { print("journal:", $0) })
+/// let storage = try PostgresJournalStorage(configuration: configuration, onError: { print("journal:", $0) })
 /// let journal = try Journal(storage: storage)
 /// let store = try Store<Counter, CounterAction>(
 ///     recoveringFrom: journal, durability: .groupCommit(interval: .zero),
@@ -17,7 +17,7 @@ import Sluice
 ///   numbers; each append is one statement that moves the stream's head row from `first - 1` to `last` if the
 ///   row still carries this writer's epoch, inserts the records from arrays, and notifies the followers
 ///   (`pg_notify('sluice_journal', '<store id> <last>')`). A batch is acknowledged when that statement's
-///   transaction committed (with a synchronous standby, when the standby holds it). A batch larger than
+///   transaction committed and, with synchronous standbys, once they confirmed it (see "Failover"). A batch larger than
 ///   ``PostgresJournalConfiguration/maxBatchCount`` records or ``PostgresJournalConfiguration/maxBatchBytes``
 ///   bytes is split into several statements.
 /// - **Fencing**: ``acquire()`` increments the epoch of the head row (the row lock makes it wait for an append in
@@ -25,14 +25,17 @@ import Sluice
 ///   ``PostgresJournalError/fenced(storeID:epoch:currentEpoch:)`` and stops the journal.
 /// - **Liveness**: the writer holds a session advisory lock on the store id on a second connection and renews a
 ///   lease there. A standby takes over when it gets the advisory lock (the writer's session ended: a crash) or
-///   when the lease ran out (a hung writer).
+///   when the lease ran out (a hung writer). A new stream's lease runs from its creation, so that only the
+///   holder of the advisory lock takes it.
 /// - **Failover**: a lost connection is re-established to whichever endpoint is the primary; an append whose
 ///   commit was not confirmed (connection lost, or no answer within
 ///   ``PostgresJournalConfiguration/statementTimeout``) is resolved by reading the head row and the batch's records
 ///   under this writer's epoch: it is acknowledged if they are there, sent again with the same sequence numbers if
 ///   the head is just before it, and the writer stops otherwise. Each append is an explicit transaction, and a
-///   batch is acknowledged only when its `COMMIT` completed (with a synchronous standby, once the standby holds
-///   it).
+///   batch is acknowledged only when its `COMMIT` completed and the synchronous standbys confirmed the WAL past
+///   it, read from `pg_stat_replication` right after the commit: a `COMMIT` whose wait for the standby was
+///   cancelled also completes, and a batch found after an unknown outcome may be on the primary alone. With `synchronous_standby_names` set, the writer's role must be a member of
+///   `pg_read_all_stats` (or `pg_monitor`), or a superuser; ``acquire()`` refuses it otherwise.
 ///
 /// The seam is synchronous: each call waits for its statement on the calling thread (never on one of
 /// PostgresNIO's event loops).
@@ -58,10 +61,13 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
     ///   - configuration: The servers, the store id and the writer's limits.
     ///   - onError: Called once with the error that stopped this writer (fenced by a newer one, say), also when
     ///     it is found by the lease keeper between two appends.
+    /// - Throws: ``PostgresJournalError/storeIDTooLong(bytes:limit:)`` when the store id has more than
+    ///   ``PostgresJournalConfiguration/maxStoreIDBytes`` bytes in UTF-8.
     public init(
         configuration: PostgresJournalConfiguration,
         onError: @escaping @Sendable (PostgresJournalError) -> Void = { _ in }
-    ) {
+    ) throws(PostgresJournalError) {
+        try configuration.checkStoreID()
         self.configuration = configuration
         self.onError = onError
     }
@@ -84,8 +90,12 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
     /// Takes the stream over: increments its epoch once the current writer is gone (its session ended) or its
     /// lease ran out, waiting up to ``PostgresJournalConfiguration/acquireWait`` for that.
     ///
+    /// Of several writers that start at once on a new stream, only the one that gets the advisory lock takes it: a
+    /// new head row's lease runs from its creation.
+    ///
     /// - Throws: `JournalError.locked` (``PostgresJournalError/heldByAnotherWriter(storeID:epoch:writer:)``)
-    ///   when another writer still holds the stream after the wait.
+    ///   when another writer still holds the stream after the wait; an I/O error naming `pg_read_all_stats` when
+    ///   the primary waits for a synchronous standby and this role cannot read the standbys' positions.
     public func acquire() throws(JournalError) {
         do throws(PostgresJournalError) {
             try acquireStream()
@@ -102,6 +112,7 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
         } catch {
             throw .database(operation: "creating the sluice tables", description: String(reflecting: error))
         }
+        try checkReplicationIsReadable(on: writerConnection)
         let id = configuration.storeID
         let lockConnection = try connectPrimary()
         while true {
@@ -113,8 +124,14 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
                         "SELECT pg_try_advisory_lock(hashtextextended(\(id), 0))",
                         logger: logger
                     ).wait().first?.decode(Bool.self) ?? false
+                // A new stream's lease runs from its creation: only the writer that holds the advisory lock takes
+                // it, and no other writer that finds the new row before that writer raised its epoch.
                 _ = try writerConnection.query(
-                    "INSERT INTO sluice_streams (store_id) VALUES (\(id)) ON CONFLICT DO NOTHING",
+                    """
+                    INSERT INTO sluice_streams (store_id, lease_until)
+                    VALUES (\(id), clock_timestamp() + \(configuration.lease.milliseconds) * interval '1 millisecond')
+                    ON CONFLICT DO NOTHING
+                    """,
                     logger: logger
                 ).wait()
                 row = try writerConnection.query(
@@ -315,11 +332,24 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
                 // statement woke this thread three times per append, and on a loaded machine each wake-up costs
                 // a scheduling delay (0.8 ms of 1.2 ms per append when the commit itself was cheap). The combined
                 // future fails with the first statement's error, as soon as it comes.
+                // The replication check runs once the COMMIT has ended, in the same round trip: a COMMIT also
+                // completes when its wait for the standby was cancelled (see `confirmReplication`).
                 let begin = current.query("BEGIN", logger: logger)
                 let result = current.query(statement, logger: logger)
                 let commit = current.query("COMMIT", logger: logger)
-                let ((_, rows), _) = try wait(for: begin.and(result).and(commit), on: current)
+                let check = current.query(Self.replicationCheck(after: nil), logger: logger)
+                let (((_, rows), _), checked) = try wait(for: begin.and(result).and(commit).and(check), on: current)
                 if rows.first != nil {
+                    let deadline = attemptDeadline ?? (ContinuousClock.now + configuration.reconnectTimeout)
+                    attemptDeadline = deadline
+                    try confirmReplication(
+                        checked: checked,
+                        epoch: epoch,
+                        first: first,
+                        last: last,
+                        on: current,
+                        until: deadline
+                    )
                     lock.withLock {
                         head = last
                         statistics.statements += 1
@@ -329,7 +359,15 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
                     return
                 }
                 // Nothing matched: fenced, or the head moved under us.
-                try resolve(epoch: epoch, first: first, last: last, checksums: checksumsByOffset, on: current)
+                let deadline = attemptDeadline ?? (ContinuousClock.now + configuration.reconnectTimeout)
+                try resolve(
+                    epoch: epoch,
+                    first: first,
+                    last: last,
+                    checksums: checksumsByOffset,
+                    on: current,
+                    until: deadline
+                )
                 return
             } catch let error as PostgresJournalError {
                 throw error
@@ -350,6 +388,7 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
                         last: last,
                         checksums: checksumsByOffset,
                         on: fresh,
+                        until: deadline,
                         retryable: true
                     ) {
                         return
@@ -390,8 +429,9 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
 
     /// After an append matched nothing or its outcome is unknown, reads the head row and the batch's records:
     /// `true` when the batch is in (committed before the connection dropped: every record of `first...last`
-    /// present under this writer's epoch with its checksum), `false` when it is not and may be sent again;
-    /// throws when fenced, or when the stream does not hold what this writer had acknowledged.
+    /// present under this writer's epoch with its checksum) and the synchronous standbys hold it, `false` when it
+    /// is not in and may be sent again; throws when fenced, or when the stream does not hold what this writer had
+    /// acknowledged.
     @discardableResult
     private func resolve(
         epoch: UInt64,
@@ -399,6 +439,7 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
         last: UInt64,
         checksums: [Int64],
         on connection: PostgresConnection,
+        until deadline: ContinuousClock.Instant,
         retryable: Bool = false
     ) throws -> Bool {
         let id = configuration.storeID
@@ -447,6 +488,17 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
         guard expected == last + 1 else {
             throw PostgresJournalError.sequenceGap(storeID: id, expected: expected, found: last + 1)
         }
+        // Found does not mean replicated: a primary that crashed, or whose session was cancelled or terminated,
+        // while it waited for the standby shows the batch committed, as it wrote the commit to its own disk first.
+        let checked = try wait(for: connection.query(Self.replicationCheck(after: nil), logger: logger), on: connection)
+        try confirmReplication(
+            checked: checked,
+            epoch: epoch,
+            first: first,
+            last: last,
+            on: connection,
+            until: deadline
+        )
         lock.withLock {
             head = max(head, last)
             statistics.statements += 1
@@ -454,6 +506,122 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
             statistics.largestStatement = max(statistics.largestStatement, Int(last - first + 1))
         }
         return true
+    }
+
+    /// Returns once the synchronous standbys hold the batch `first...last`, which committed on the primary
+    /// before `checked` (the answer of ``replicationCheck(after:)`` that followed the commit) was read.
+    ///
+    /// A commit on the primary is not yet an acknowledgement. The primary writes the commit record to its own WAL
+    /// and flushes it, and only then waits until the synchronous standbys confirm that position
+    /// (`synchronous_commit`); a wait that ends otherwise leaves the transaction committed on the primary alone:
+    /// a cancelled session (`pg_cancel_backend`, `statement_timeout`) gets its `COMMIT` completed with a mere
+    /// warning, which PostgresNIO does not pass on; a terminated session, or a primary that crashed and recovered,
+    /// shows the batch to the next reader. So the check compares the standbys' confirmed positions with a WAL
+    /// position read after the commit, and when they are short of it, this commits a write of its own (the lease
+    /// renewal) and checks again: a transaction that wrote WAL and has a transaction id waits at its `COMMIT`
+    /// until the standbys confirm its own commit record, which lies after the batch's and after the position
+    /// checked (the WAL is one sequence, and a primary restarted after a crash continues it after what it
+    /// recovered). Until `deadline`; then the writer stops: it never acknowledges what the standby may lack.
+    ///
+    /// - Throws: ``PostgresJournalError/fenced(storeID:epoch:currentEpoch:)`` when the head row changed hands;
+    ///   the connection's error (an unknown outcome, resolved again after a reconnect).
+    private func confirmReplication(
+        checked: PostgresQueryResult,
+        epoch: UInt64,
+        first: UInt64,
+        last: UInt64,
+        on connection: PostgresConnection,
+        until deadline: ContinuousClock.Instant
+    ) throws {
+        let id = configuration.storeID
+        guard let (firstAnswer, position) = try checked.first?.decode((Bool, String).self) else {
+            throw PostgresJournalError.database(operation: "checking replication", description: "no answer")
+        }
+        var confirmed = firstAnswer
+        while !confirmed {
+            guard ContinuousClock.now < deadline else {
+                throw PostgresJournalError.database(
+                    operation: "append",
+                    description: "records \(first)...\(last) of store \(id) committed on the primary, but its "
+                        + "synchronous standbys did not confirm WAL position \(position) within reconnectTimeout"
+                )
+            }
+            let begin = connection.query("BEGIN", logger: logger)
+            let renewal = connection.query(
+                """
+                UPDATE sluice_streams SET lease_until = clock_timestamp()
+                    + \(configuration.lease.milliseconds) * interval '1 millisecond'
+                WHERE store_id = \(id) AND epoch = \(Int64(epoch))
+                RETURNING epoch
+                """,
+                logger: logger
+            )
+            let commit = connection.query("COMMIT", logger: logger)
+            let check = connection.query(Self.replicationCheck(after: position), logger: logger)
+            let (((_, renewed), _), answer) = try wait(for: begin.and(renewal).and(commit).and(check), on: connection)
+            guard renewed.first != nil else {
+                let current = try wait(
+                    for: connection.query("SELECT epoch FROM sluice_streams WHERE store_id = \(id)", logger: logger),
+                    on: connection
+                ).first?.decode(Int64.self)
+                throw PostgresJournalError.fenced(storeID: id, epoch: epoch, currentEpoch: UInt64(column: current ?? 0))
+            }
+            guard let row = try answer.first?.decode((Bool, String).self) else {
+                throw PostgresJournalError.database(operation: "checking replication", description: "no answer")
+            }
+            confirmed = row.0
+        }
+    }
+
+    /// Whether the synchronous standbys confirmed the WAL up to `position` (the primary's flushed position when
+    /// `nil`), counted as the primary counts them before it releases a commit; and that position.
+    ///
+    /// `synchronous_standby_names` names `n` standbys to wait for (`FIRST n (...)`, `ANY n (...)`, or one); those
+    /// the primary currently waits for are `sync` (the `n` of highest priority) or `quorum` (any `n` of them) in
+    /// `pg_stat_replication`, whose write, flush and replay positions match `synchronous_commit`'s
+    /// `remote_write`, `on` and `remote_apply`. With no synchronous standby named, or `synchronous_commit` at
+    /// `local` or `off`, a commit waits for no standby, and neither does this.
+    static func replicationCheck(after position: String?) -> PostgresQuery {
+        """
+        SELECT s.names = '' OR s.level IN ('local', 'off') OR (
+                SELECT count(*) FROM pg_stat_get_wal_senders() AS w
+                WHERE w.sync_state IN ('sync', 'quorum') AND CASE s.level
+                    WHEN 'remote_write' THEN w.write_lsn WHEN 'remote_apply' THEN w.replay_lsn ELSE w.flush_lsn
+                END >= s.target
+            ) >= coalesce((regexp_match(s.names, '^\\s*(?:first\\s+|any\\s+)?([0-9]+)\\s*\\(', 'i'))[1]::int, 1),
+            s.target::text
+        FROM (
+            SELECT current_setting('synchronous_standby_names') AS names,
+                current_setting('synchronous_commit') AS level,
+                coalesce(\(position)::pg_lsn, pg_current_wal_flush_lsn()) AS target
+        ) AS s
+        """
+    }
+
+    /// Refuses a role that cannot read the standbys' positions while the primary waits for a synchronous standby:
+    /// `pg_stat_replication` shows them only to members of `pg_read_all_stats` (and superusers).
+    private func checkReplicationIsReadable(on connection: PostgresConnection) throws(PostgresJournalError) {
+        let readable: Bool
+        do {
+            readable =
+                try connection.query(
+                    """
+                    SELECT current_setting('synchronous_standby_names') = ''
+                        OR pg_has_role('pg_read_all_stats', 'USAGE')
+                    """,
+                    logger: logger
+                ).wait().first?.decode(Bool.self) ?? false
+        } catch {
+            throw .database(operation: "checking replication", description: String(reflecting: error))
+        }
+        guard readable else {
+            throw .database(
+                operation: "checking replication",
+                description: "the primary waits for a synchronous standby, and this role cannot read the standbys' "
+                    + "positions in pg_stat_replication, which confirm each append: grant it pg_read_all_stats "
+                    + "(or pg_monitor)"
+            )
+        }
     }
 
     private func reconnect(

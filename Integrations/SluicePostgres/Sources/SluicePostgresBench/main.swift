@@ -144,7 +144,7 @@ func measureServerFloor() async throws -> (begin: Samples, insert: Samples, comm
 func measureAcknowledgements(
     senders: Int
 ) async throws -> (perSecond: Double, samples: Samples, statements: Int, appendTimes: Samples) {
-    let storage = TimedStorage(PostgresJournalStorage(configuration: configuration("bench-ack")))
+    let storage = TimedStorage(try PostgresJournalStorage(configuration: configuration("bench-ack")))
     let journal = try Journal(storage: storage)
     let store = try Store<Ledger, LedgerAction>(
         recoveringFrom: journal,
@@ -181,7 +181,7 @@ func measureAcknowledgements(
 /// A writer paced at `rate` actions per second and a follower reading the primary.
 func measureFollowerLag(rate: Int) async throws -> (fromCommit: Samples, fromDispatch: Samples) {
     let writerConfiguration = configuration("bench-follow")
-    let storage = TimedStorage(PostgresJournalStorage(configuration: writerConfiguration))
+    let storage = TimedStorage(try PostgresJournalStorage(configuration: writerConfiguration))
     let journal = try Journal(storage: storage)
     let store = try Store<Ledger, LedgerAction>(
         recoveringFrom: journal,

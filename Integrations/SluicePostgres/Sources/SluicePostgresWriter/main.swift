@@ -33,7 +33,13 @@ let configuration = PostgresJournalConfiguration(
     lease: .milliseconds(lease),
     acquireWait: .milliseconds(wait)
 )
-let storage = PostgresJournalStorage(configuration: configuration)
+let storage: PostgresJournalStorage
+do {
+    storage = try PostgresJournalStorage(configuration: configuration)
+} catch {
+    FileHandle.standardError.write(Data("\(error)\n".utf8))
+    exit(2)
+}
 do {
     let journal = try Journal(storage: storage)
     emit("epoch \(storage.epoch)")

@@ -27,7 +27,7 @@ enum ArticleExamples {
             lease: .seconds(2),
             acquireWait: .seconds(3_600)  // a standby waits here until the writer is gone
         )
-        let storage = PostgresJournalStorage(
+        let storage = try PostgresJournalStorage(
             configuration: configuration,
             onError: { error in
                 print("journal stopped:", error)  // .fenced when a newer writer took over
@@ -42,8 +42,8 @@ enum ArticleExamples {
         )
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await journal.run() }
-            try await store.dispatch(.add(1), durableIn: journal)  // acknowledged: committed on the primary and its
-            group.cancelAll()  // synchronous standby
+            try await store.dispatch(.add(1), durableIn: journal)  // acknowledged: committed on the primary and held
+            group.cancelAll()  // by its synchronous standby
         }
         journal.close()
     }

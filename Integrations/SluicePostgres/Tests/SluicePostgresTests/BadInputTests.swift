@@ -11,7 +11,9 @@ struct BadInputTests {
     /// Writes `count` records through a journal (one writer, then closed), returns the store id.
     func writeRecords(_ count: Int, prefix: String) throws -> String {
         let storeID = TestDatabase.uniqueStoreID(prefix)
-        let journal = try Journal(storage: PostgresJournalStorage(configuration: TestDatabase.configuration(storeID)))
+        let journal = try Journal(
+            storage: try PostgresJournalStorage(configuration: TestDatabase.configuration(storeID))
+        )
         let store = try Store<Ledger, LedgerAction>(
             recoveringFrom: journal,
             durability: .everyAction,
@@ -44,9 +46,9 @@ struct BadInputTests {
         )
     }
 
-    func recoverError(_ storeID: String) -> JournalError? {
+    func recoverError(_ storeID: String) throws -> JournalError? {
+        let storage = try PostgresJournalStorage(configuration: TestDatabase.configuration(storeID))
         do {
-            let storage = PostgresJournalStorage(configuration: TestDatabase.configuration(storeID))
             let journal = try Journal(storage: storage)
             defer { journal.close() }
             _ = try Store<Ledger, LedgerAction>.recover(from: journal, initialState: Ledger(), reducer: ledgerReducer)
@@ -62,7 +64,7 @@ struct BadInputTests {
         await #expect(throws: PostgresJournalError.checksumMismatch(storeID: storeID, sequence: 3)) {
             _ = try await follow(storeID)
         }
-        #expect(recoverError(storeID) == .corruptRecord(file: "postgres:\(storeID)", offset: 3))
+        #expect(try recoverError(storeID) == .corruptRecord(file: "postgres:\(storeID)", offset: 3))
     }
 
     @Test func sequenceGapIsNamed() async throws {
@@ -72,17 +74,20 @@ struct BadInputTests {
             _ = try await follow(storeID)
         }
         #expect(
-            recoverError(storeID) == .unexpectedSequence(file: "postgres:\(storeID)", offset: 4, expected: 3, found: 4)
+            try recoverError(storeID)
+                == .unexpectedSequence(file: "postgres:\(storeID)", offset: 4, expected: 3, found: 4)
         )
         // A gap at the end (the head says 5, the table ends at 4) is named too.
         let tail = try writeRecords(5, prefix: "gap-end")
         try await execute("DELETE FROM sluice_records WHERE store_id = \(tail) AND seq = 5")
-        #expect(recoverError(tail) == .missingRecords(expected: 5, file: "postgres:\(tail)"))
+        #expect(try recoverError(tail) == .missingRecords(expected: 5, file: "postgres:\(tail)"))
     }
 
     @Test func snapshotOfAnotherReducerVersionIsNamed() async throws {
         let storeID = TestDatabase.uniqueStoreID("version")
-        let journal = try Journal(storage: PostgresJournalStorage(configuration: TestDatabase.configuration(storeID)))
+        let journal = try Journal(
+            storage: try PostgresJournalStorage(configuration: TestDatabase.configuration(storeID))
+        )
         let store = try Store<Ledger, LedgerAction>(
             recoveringFrom: journal,
             durability: .everyAction,
@@ -126,10 +131,10 @@ struct BadInputTests {
 
     @Test func storeHeldByAnotherWriterIsNamed() throws {
         let storeID = TestDatabase.uniqueStoreID("held")
-        let first = PostgresJournalStorage(configuration: TestDatabase.configuration(storeID, writer: "first"))
+        let first = try PostgresJournalStorage(configuration: TestDatabase.configuration(storeID, writer: "first"))
         let journal = try Journal(storage: first)
         defer { journal.close() }
-        let second = PostgresJournalStorage(
+        let second = try PostgresJournalStorage(
             configuration: TestDatabase.configuration(storeID, writer: "second", acquireWait: .milliseconds(300))
         )
         let error = PostgresJournalError.heldByAnotherWriter(storeID: storeID, epoch: first.epoch, writer: "first")
@@ -143,5 +148,18 @@ struct BadInputTests {
             try follower.dispatch(.add(1))
         }
         #expect(follower.state == Ledger(count: 2, sum: 3))
+    }
+
+    /// A store id longer than a notification can carry is refused when the storage or the follower is made.
+    @Test func storeIDTooLongIsRefused() async throws {
+        let limit = PostgresJournalConfiguration.maxStoreIDBytes
+        let storeID = String(repeating: "x", count: limit - 1) + "\u{e9}"
+        let error = PostgresJournalError.storeIDTooLong(bytes: limit + 1, limit: limit)
+        #expect(throws: error) { _ = try PostgresJournalStorage(configuration: TestDatabase.configuration(storeID)) }
+        await #expect(throws: error) { _ = try await follow(storeID) }
+        #expect(
+            error.description
+                == "a store id may have at most \(limit) bytes in UTF-8; this one has \(limit + 1)"
+        )
     }
 }

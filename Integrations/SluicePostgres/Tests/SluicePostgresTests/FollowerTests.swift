@@ -11,7 +11,7 @@ import Testing
 struct FollowerTests {
     @Test func followerEqualsWriterAndResumesAfterDroppedConnection() async throws {
         let storeID = TestDatabase.uniqueStoreID("follower")
-        let storage = PostgresJournalStorage(configuration: TestDatabase.configuration(storeID))
+        let storage = try PostgresJournalStorage(configuration: TestDatabase.configuration(storeID))
         let journal = try Journal(storage: storage)
         let store = try Store<Ledger, LedgerAction>(
             recoveringFrom: journal,
@@ -78,5 +78,48 @@ struct FollowerTests {
         #expect(zip(counts.current, counts.current.dropFirst()).allSatisfy { $0 < $1 })
         #expect(follower.store.state == store.state)
         subscription.cancel()
+    }
+
+    /// A follower that polls only once an hour applies each record on the writer's notification, whatever the store
+    /// id: with spaces, ending in a number, empty, or as long as allowed.
+    @Test(
+        arguments: [
+            "with space \(UUID().uuidString.prefix(8))",
+            "ends in a number 42 \(UUID().uuidString.prefix(8)) 7",
+            "",
+            String(repeating: "\u{e9}", count: PostgresJournalConfiguration.maxStoreIDBytes / 2),
+        ]
+    )
+    func followerIsNotifiedForAnyStoreID(storeID: String) async throws {
+        let storage = try PostgresJournalStorage(configuration: TestDatabase.configuration(storeID))
+        let journal = try Journal(storage: storage)
+        defer { journal.close() }
+        let store = try Store<Ledger, LedgerAction>(
+            recoveringFrom: journal,
+            durability: .everyAction,
+            initialState: Ledger(),
+            reducer: ledgerReducer
+        )
+        let follower = try await PostgresFollower<Ledger, LedgerAction>(
+            configuration: TestDatabase.configuration(storeID),
+            pollInterval: .seconds(3_600),
+            initialState: Ledger(),
+            reducer: ledgerReducer
+        )
+        let start = journal.lastSequence
+        await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await follower.run() }
+            // The first record may be read by the query `run()` makes once it listens; each later one is appended
+            // after that, so only a notification can bring it.
+            for sequence in start + 1...start + 4 {
+                store.dispatch(.add(Int(sequence)))
+                #expect(journal.durableThrough == sequence)
+                let applied = await follower.waitUntilApplied(sequence, timeout: .seconds(10))
+                #expect(applied, "record \(sequence) of store \(storeID.prefix(40).debugDescription)")
+                if !applied { break }
+            }
+            group.cancelAll()
+        }
+        #expect(follower.state == store.state)
     }
 }

@@ -11,7 +11,7 @@ import Testing
 struct GroupCommitTests {
     @Test func concurrentSendersShareCappedStatements() async throws {
         let storeID = TestDatabase.uniqueStoreID("group")
-        let storage = PostgresJournalStorage(configuration: TestDatabase.configuration(storeID, maxBatchCount: 16))
+        let storage = try PostgresJournalStorage(configuration: TestDatabase.configuration(storeID, maxBatchCount: 16))
         let journal = try Journal(storage: storage)
         let store = try Store<Ledger, LedgerAction>(
             recoveringFrom: journal,

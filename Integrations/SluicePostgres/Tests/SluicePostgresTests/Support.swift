@@ -36,6 +36,7 @@ enum TestDatabase {
         writer: String = "test",
         lease: Duration = .seconds(2),
         acquireWait: Duration = .zero,
+        reconnectTimeout: Duration = .seconds(20),
         maxBatchCount: Int = 2_000
     ) -> PostgresJournalConfiguration {
         PostgresJournalConfiguration(
@@ -44,15 +45,19 @@ enum TestDatabase {
             writerName: writer,
             lease: lease,
             acquireWait: acquireWait,
+            reconnectTimeout: reconnectTimeout,
             maxBatchCount: maxBatchCount
         )
     }
 
-    /// Runs `body` with a connection to the primary.
-    static func withConnection<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+    /// Runs `body` with a connection to `endpoint` (the primary unless told).
+    static func withConnection<T>(
+        to endpoint: PostgresEndpoint = primary,
+        _ body: (PostgresConnection) async throws -> T
+    ) async throws -> T {
         var configuration = PostgresConnection.Configuration(
-            host: primary.host,
-            port: primary.port,
+            host: endpoint.host,
+            port: endpoint.port,
             username: "postgres",
             password: nil,
             database: "postgres",
@@ -74,9 +79,13 @@ enum TestDatabase {
         }
     }
 
-    /// The records of a store: sequence, epoch, payload value (`add(n)` decoded), in sequence order.
-    static func records(of storeID: String) async throws -> [(sequence: Int64, epoch: Int64, value: Int)] {
-        try await withConnection { connection in
+    /// The records of a store (on `endpoint`, the primary unless told): sequence, epoch, payload value (`add(n)`
+    /// decoded), in sequence order.
+    static func records(
+        of storeID: String,
+        at endpoint: PostgresEndpoint = primary
+    ) async throws -> [(sequence: Int64, epoch: Int64, value: Int)] {
+        try await withConnection(to: endpoint) { connection in
             var result: [(Int64, Int64, Int)] = []
             let rows = try await connection.query(
                 "SELECT seq, epoch, payload FROM sluice_records WHERE store_id = \(storeID) ORDER BY seq",
@@ -108,6 +117,92 @@ enum TestDatabase {
         try process.run()
         process.waitUntilExit()
         return process.terminationStatus
+    }
+
+    /// The data directory of the server that `SLUICE_PG_PRIMARY` (`primary`) or `SLUICE_PG_STANDBY` names.
+    static func directory(_ server: Server) -> String {
+        environment[server == .primary ? "SLUICE_PG_PRIMARY_DIR" : "SLUICE_PG_STANDBY_DIR"] ?? ""
+    }
+
+    enum Server {
+        case primary, standby
+    }
+
+    /// Stops a server with `pg_ctl stop -m <mode>` (`fast` ends the sessions, `immediate` is a crash).
+    static func stop(_ server: Server, mode: String) throws {
+        let status = try runAsPostgres("pg_ctl", ["-D", directory(server), "-m", mode, "-w", "stop"])
+        guard status == 0 else { throw HarnessError(description: "pg_ctl stop \(server): exit status \(status)") }
+    }
+
+    /// Starts a stopped server and waits until it accepts connections (a primary after its crash recovery).
+    ///
+    /// Through a shell that closes every descriptor above the standard three first: the server would inherit the
+    /// one through which `Process` learns that its child exited, and `waitUntilExit()` would wait for the server.
+    static func start(_ server: Server) throws {
+        let directory = directory(server)
+        let bin = environment["SLUICE_PG_BIN"] ?? "/usr/lib/postgresql/15/bin"
+        let command = ["\(bin)/pg_ctl", "-D", directory, "-l", directory + ".log", "-w", "start"]
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        let closeDescriptors = """
+            for fd in /proc/$$/fd/*; do n=${fd##*/}; if [ "$n" -gt 2 ]; then eval "exec $n>&-"; fi; done 2>/dev/null
+            """
+        let run = getuid() == 0 ? "exec runuser -u postgres -- \"$@\"" : "exec \"$@\""
+        process.arguments = ["-c", closeDescriptors + "; " + run, "start"] + command
+        try process.run()
+        process.waitUntilExit()
+        let status = process.terminationStatus
+        guard status == 0 else { throw HarnessError(description: "pg_ctl start \(server): exit status \(status)") }
+    }
+
+    /// Promotes the standby to a primary and waits until it is one.
+    static func promoteStandby() throws {
+        let status = try runAsPostgres("pg_ctl", ["-D", directory(.standby), "-w", "promote"])
+        guard status == 0 else { throw HarnessError(description: "pg_ctl promote: exit status \(status)") }
+    }
+
+    /// The sessions on the primary whose `COMMIT` waits for the synchronous standby: process id and transaction id.
+    static func commitsWaitingForStandby() async throws -> [(pid: Int32, xid: String)] {
+        try await withConnection { connection in
+            let rows = try await connection.query(
+                """
+                SELECT pid, backend_xid::text FROM pg_stat_activity
+                WHERE wait_event = 'SyncRep' AND query = 'COMMIT' AND backend_xid IS NOT NULL
+                """,
+                logger: Logger(label: "sluice.tests")
+            )
+            var result: [(Int32, String)] = []
+            for try await row in rows.decode((Int32, String).self) { result.append(row) }
+            return result
+        }
+    }
+
+    /// Whether the standby streams to the primary as its synchronous standby.
+    static func standbyIsSynchronous() async -> Bool {
+        let state = try? await withConnection { connection in
+            let rows = try await connection.query(
+                "SELECT sync_state FROM pg_stat_replication WHERE application_name = 'standby1'",
+                logger: Logger(label: "sluice.tests")
+            )
+            var states: [String] = []
+            for try await state in rows.decode(String.self) { states.append(state) }
+            return states
+        }
+        return state == ["sync"]
+    }
+}
+
+/// Polls `condition` (a server's state) until it holds; throws after `timeout`.
+func waitUntil(
+    _ what: String,
+    timeout: Duration = .seconds(30),
+    _ condition: () async throws -> Bool
+) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while true {
+        if (try? await condition()) == true { return }
+        guard ContinuousClock.now < deadline else { throw HarnessError(description: "timed out waiting for \(what)") }
+        try await Task.sleep(for: .milliseconds(10))
     }
 }
 

@@ -43,7 +43,7 @@ struct WriterCrashTests {
         #expect(epochs == epochs.sorted() && Set(epochs).count == epochs.count, "epochs \(epochs)")
         // A recovery through the journal equals the sequential replay. It takes the stream over first, which waits
         // for a statement of the killed writer that the server was still committing (never acknowledged).
-        let storage = PostgresJournalStorage(
+        let storage = try PostgresJournalStorage(
             configuration: TestDatabase.configuration(storeID, acquireWait: .seconds(10))
         )
         let journal = try Journal(storage: storage)

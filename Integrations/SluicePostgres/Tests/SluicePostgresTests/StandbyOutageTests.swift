@@ -1,0 +1,80 @@
+import Foundation
+import PostgresNIO
+import Sluice
+import SluicePostgres
+import SluicePostgresLedger
+import Testing
+
+/// The synchronous standby is stopped, so that the writer's `COMMIT` waits for it, and the wait is cancelled
+/// (`pg_cancel_backend`): PostgreSQL then completes the `COMMIT` with a warning, the transaction committed on the
+/// primary only. The action must not be acknowledged until the standby holds it.
+///
+/// It stops and starts the standby, so every commit of every other test would wait meanwhile: `scripts/ci.sh` runs
+/// it alone (set `SLUICE_PG_OUTAGE=1` to run it by hand). It leaves both servers running.
+@Suite(
+    .serialized,
+    .enabled(if: TestDatabase.available && TestDatabase.environment["SLUICE_PG_OUTAGE"] == "1"),
+    .timeLimit(.minutes(2))
+)
+struct StandbyOutageTests {
+    @Test func commitWhoseWaitForStandbyWasCancelledIsNotAcknowledged() async throws {
+        let storeID = TestDatabase.uniqueStoreID("cancelled")
+        let storage = try PostgresJournalStorage(
+            configuration: TestDatabase.configuration(storeID, reconnectTimeout: .seconds(60))
+        )
+        let journal = try Journal(storage: storage)
+        let store = try Store<Ledger, LedgerAction>(
+            recoveringFrom: journal,
+            durability: .groupCommit(interval: .zero),
+            initialState: Ledger(),
+            reducer: ledgerReducer
+        )
+        let acknowledged = Locked(false)
+        var standbyStopped = false
+        defer {
+            if standbyStopped { try? TestDatabase.start(.standby) }
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await journal.run() }
+            try await store.dispatch(.add(1), durableIn: journal)
+
+            try TestDatabase.stop(.standby, mode: "fast")
+            standbyStopped = true
+            group.addTask {
+                try await store.dispatch(.add(2), durableIn: journal)
+                acknowledged.withValue { $0 = true }
+            }
+            var waiting: [(pid: Int32, xid: String)] = []
+            try await waitUntil("the writer's COMMIT waiting for the standby") {
+                waiting = try await TestDatabase.commitsWaitingForStandby()
+                return waiting.count == 1
+            }
+            let cancelled = waiting[0]
+            try await TestDatabase.withConnection { connection in
+                _ = try await connection.query(
+                    "SELECT pg_cancel_backend(\(cancelled.pid))",
+                    logger: Logger(label: "sluice.tests")
+                )
+            }
+            // The COMMIT returns with its warning: the writer either acknowledges (wrong) or waits for the standby
+            // in a new transaction.
+            try await waitUntil("an acknowledgement, or the writer waiting for the standby again") {
+                if acknowledged.current { return true }
+                return try await TestDatabase.commitsWaitingForStandby().contains { $0.xid != cancelled.xid }
+            }
+            let acknowledgedWithoutStandby = acknowledged.current
+            #expect(!acknowledgedWithoutStandby, "acknowledged while only the primary held the record")
+
+            try TestDatabase.start(.standby)
+            standbyStopped = false
+            try await waitUntil("the acknowledgement once the standby is back") { acknowledged.current }
+            group.cancelAll()
+        }
+        journal.close()
+        // Acknowledged means on the standby: it shows the record once it replayed it.
+        try await waitUntil("record 2 on the standby") {
+            try await TestDatabase.records(of: storeID, at: TestDatabase.standby).map(\.sequence) == [1, 2]
+        }
+        try await waitUntil("the standby streaming synchronously again") { await TestDatabase.standbyIsSynchronous() }
+    }
+}
