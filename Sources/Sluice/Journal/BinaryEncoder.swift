@@ -72,7 +72,7 @@ final class BinaryEncoder {
 
     fileprivate func encodeValue<Value: Encodable>(_ value: Value, codingPath: [any CodingKey]) throws {
         // Past the limit, the encoding stops at the next value, and the error unwinds the values' `encode(to:)`.
-        if let tooDeep { throw tooDeep }
+        try checkDepth(of: Value.self)
         let level = open.count
         let start = bytes.count
         do {
@@ -89,8 +89,8 @@ final class BinaryEncoder {
         }
     }
 
-    /// Throws if a container was opened past the limit: the error names `type`, the innermost value whose
-    /// encoding did (the value itself, perhaps thousands of levels deep, is not described).
+    /// Throws if a container was opened past the limit: the error names `type`, the first value encoded from then
+    /// on (the value itself, perhaps thousands of levels deep, is not described).
     @inline(__always)
     private func checkDepth<Value>(of type: Value.Type) throws(EncodingError) {
         guard let path = tooDeepAt else { return }
