@@ -337,7 +337,7 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
                 let begin = current.query("BEGIN", logger: logger)
                 let result = current.query(statement, logger: logger)
                 let commit = current.query("COMMIT", logger: logger)
-                let check = current.query(Self.replicationCheck(after: nil), logger: logger)
+                let check = current.query(SynchronousReplication.check(after: nil), logger: logger)
                 let (((_, rows), _), checked) = try wait(for: begin.and(result).and(commit).and(check), on: current)
                 if rows.first != nil {
                     let deadline = attemptDeadline ?? (ContinuousClock.now + configuration.reconnectTimeout)
@@ -490,7 +490,10 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
         }
         // Found does not mean replicated: a primary that crashed, or whose session was cancelled or terminated,
         // while it waited for the standby shows the batch committed, as it wrote the commit to its own disk first.
-        let checked = try wait(for: connection.query(Self.replicationCheck(after: nil), logger: logger), on: connection)
+        let checked = try wait(
+            for: connection.query(SynchronousReplication.check(after: nil), logger: logger),
+            on: connection
+        )
         try confirmReplication(
             checked: checked,
             epoch: epoch,
@@ -509,7 +512,7 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
     }
 
     /// Returns once the synchronous standbys hold the batch `first...last`, which committed on the primary
-    /// before `checked` (the answer of ``replicationCheck(after:)`` that followed the commit) was read.
+    /// before `checked` (the answer of `SynchronousReplication.check(after:)` that followed the commit) was read.
     ///
     /// A commit on the primary is not yet an acknowledgement. The primary writes the commit record to its own WAL
     /// and flushes it, and only then waits until the synchronous standbys confirm that position
@@ -534,10 +537,9 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
         until deadline: ContinuousClock.Instant
     ) throws {
         let id = configuration.storeID
-        guard let (firstAnswer, position) = try checked.first?.decode((Bool, String).self) else {
-            throw PostgresJournalError.database(operation: "checking replication", description: "no answer")
-        }
-        var confirmed = firstAnswer
+        let initial = try SynchronousReplication.Answer(checked)
+        let position = initial.position
+        var confirmed = initial.isConfirmed
         while !confirmed {
             guard ContinuousClock.now < deadline else {
                 throw PostgresJournalError.database(
@@ -557,7 +559,7 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
                 logger: logger
             )
             let commit = connection.query("COMMIT", logger: logger)
-            let check = connection.query(Self.replicationCheck(after: position), logger: logger)
+            let check = connection.query(SynchronousReplication.check(after: position), logger: logger)
             let (((_, renewed), _), answer) = try wait(for: begin.and(renewal).and(commit).and(check), on: connection)
             guard renewed.first != nil else {
                 let current = try wait(
@@ -566,36 +568,8 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
                 ).first?.decode(Int64.self)
                 throw PostgresJournalError.fenced(storeID: id, epoch: epoch, currentEpoch: UInt64(column: current ?? 0))
             }
-            guard let row = try answer.first?.decode((Bool, String).self) else {
-                throw PostgresJournalError.database(operation: "checking replication", description: "no answer")
-            }
-            confirmed = row.0
+            confirmed = try SynchronousReplication.Answer(answer).isConfirmed
         }
-    }
-
-    /// Whether the synchronous standbys confirmed the WAL up to `position` (the primary's flushed position when
-    /// `nil`), counted as the primary counts them before it releases a commit; and that position.
-    ///
-    /// `synchronous_standby_names` names `n` standbys to wait for (`FIRST n (...)`, `ANY n (...)`, or one); those
-    /// the primary currently waits for are `sync` (the `n` of highest priority) or `quorum` (any `n` of them) in
-    /// `pg_stat_replication`, whose write, flush and replay positions match `synchronous_commit`'s
-    /// `remote_write`, `on` and `remote_apply`. With no synchronous standby named, or `synchronous_commit` at
-    /// `local` or `off`, a commit waits for no standby, and neither does this.
-    static func replicationCheck(after position: String?) -> PostgresQuery {
-        """
-        SELECT s.names = '' OR s.level IN ('local', 'off') OR (
-                SELECT count(*) FROM pg_stat_get_wal_senders() AS w
-                WHERE w.sync_state IN ('sync', 'quorum') AND CASE s.level
-                    WHEN 'remote_write' THEN w.write_lsn WHEN 'remote_apply' THEN w.replay_lsn ELSE w.flush_lsn
-                END >= s.target
-            ) >= coalesce((regexp_match(s.names, '^\\s*(?:first\\s+|any\\s+)?([0-9]+)\\s*\\(', 'i'))[1]::int, 1),
-            s.target::text
-        FROM (
-            SELECT current_setting('synchronous_standby_names') AS names,
-                current_setting('synchronous_commit') AS level,
-                coalesce(\(position)::pg_lsn, pg_current_wal_flush_lsn()) AS target
-        ) AS s
-        """
     }
 
     /// Refuses a role that cannot read the standbys' positions while the primary waits for a synchronous standby:
