@@ -697,6 +697,12 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
         let timeout = "\(max(configuration.lease.milliseconds, 1))ms"
         _ = try? connection.query("SET idle_in_transaction_session_timeout = '\(unescaped: timeout)'", logger: logger)
             .wait()
+        do {
+            _ = try connection.query(SynchronousReplication.prepare, logger: logger).wait()
+        } catch {
+            try? connection.close().wait()
+            throw .database(operation: "preparing the replication check", description: String(reflecting: error))
+        }
         return connection
     }
 

@@ -13,7 +13,24 @@ import PostgresNIO
 enum SynchronousReplication {
     /// The query: the setting, the commit level, the target position (the primary's flushed WAL position when
     /// `position` is `nil`) and how many waited-for standbys hold it.
+    ///
+    /// Without a position it runs the statement that ``prepare`` made on the connection: planning it on every
+    /// append cost more than running it.
     static func check(after position: String?) -> PostgresQuery {
+        guard let position else { return PostgresQuery(unsafeSQL: "EXECUTE \(preparedName)") }
+        var bindings = PostgresBindings()
+        bindings.append(position)
+        return PostgresQuery(unsafeSQL: sql(target: "$1::text::pg_lsn"), binds: bindings)
+    }
+
+    /// Prepares the check against the primary's flushed position on a new connection.
+    static var prepare: PostgresQuery {
+        PostgresQuery(unsafeSQL: "PREPARE \(preparedName) AS " + sql(target: "pg_current_wal_flush_lsn()"))
+    }
+
+    private static let preparedName = "sluice_replication_check"
+
+    private static func sql(target: String) -> String {
         """
         SELECT s.names, s.level, s.target::text,
             CASE WHEN s.names = '' OR s.level IN ('local', 'off') THEN 0 ELSE (
@@ -24,8 +41,7 @@ enum SynchronousReplication {
             ) END
         FROM (
             SELECT current_setting('synchronous_standby_names') AS names,
-                current_setting('synchronous_commit') AS level,
-                coalesce(\(position)::pg_lsn, pg_current_wal_flush_lsn()) AS target
+                current_setting('synchronous_commit') AS level, \(target) AS target
         ) AS s
         """
     }
