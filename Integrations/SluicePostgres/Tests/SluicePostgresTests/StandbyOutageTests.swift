@@ -6,8 +6,9 @@ import SluicePostgresLedger
 import Testing
 
 /// The synchronous standby is stopped, so that the writer's `COMMIT` waits for it, and the wait is cancelled
-/// (`pg_cancel_backend`): PostgreSQL then completes the `COMMIT` with a warning, the transaction committed on the
-/// primary only. The action must not be acknowledged until the standby holds it.
+/// (`pg_cancel_backend`: PostgreSQL completes the `COMMIT` with a warning) or the session terminated
+/// (`pg_terminate_backend`: the connection closes, and the writer finds the batch after it reconnects). Either way
+/// the transaction committed on the primary only: the action must not be acknowledged until the standby holds it.
 ///
 /// It stops and starts the standby, so every commit of every other test would wait meanwhile: `scripts/ci.sh` runs
 /// it alone (set `SLUICE_PG_OUTAGE=1` to run it by hand). It leaves both servers running.
@@ -17,8 +18,9 @@ import Testing
     .timeLimit(.minutes(2))
 )
 struct StandbyOutageTests {
-    @Test func commitWhoseWaitForStandbyWasCancelledIsNotAcknowledged() async throws {
-        let storeID = TestDatabase.uniqueStoreID("cancelled")
+    @Test(arguments: ["pg_cancel_backend", "pg_terminate_backend"])
+    func commitWhoseWaitForStandbyEndedIsNotAcknowledged(ending: String) async throws {
+        let storeID = TestDatabase.uniqueStoreID(ending == "pg_cancel_backend" ? "cancelled" : "terminated")
         let storage = try PostgresJournalStorage(
             configuration: TestDatabase.configuration(storeID, reconnectTimeout: .seconds(60))
         )
@@ -50,14 +52,14 @@ struct StandbyOutageTests {
                 return waiting.count == 1
             }
             let cancelled = waiting[0]
+            let end: PostgresQuery =
+                ending == "pg_cancel_backend"
+                ? "SELECT pg_cancel_backend(\(cancelled.pid))" : "SELECT pg_terminate_backend(\(cancelled.pid))"
             try await TestDatabase.withConnection { connection in
-                _ = try await connection.query(
-                    "SELECT pg_cancel_backend(\(cancelled.pid))",
-                    logger: Logger(label: "sluice.tests")
-                )
+                _ = try await connection.query(end, logger: Logger(label: "sluice.tests"))
             }
-            // The COMMIT returns with its warning: the writer either acknowledges (wrong) or waits for the standby
-            // in a new transaction.
+            // The COMMIT returns with its warning, or the writer reconnects and finds the batch: it either
+            // acknowledges (wrong) or waits for the standby in a new transaction.
             try await waitUntil("an acknowledgement, or the writer waiting for the standby again") {
                 if acknowledged.current { return true }
                 return try await TestDatabase.commitsWaitingForStandby().contains { $0.xid != cancelled.xid }
