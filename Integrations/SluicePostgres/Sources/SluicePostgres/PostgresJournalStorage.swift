@@ -107,14 +107,22 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
     private func acquireStream() throws(PostgresJournalError) {
         let deadline = ContinuousClock.now + configuration.acquireWait
         let writerConnection = try connectPrimary()
+        // A connection must be closed before it is released: every way out below closes the ones it made.
         do {
             try PostgresSchema.create(on: writerConnection, logger: logger)
         } catch {
+            try? writerConnection.close().wait()
             throw .database(operation: "creating the sluice tables", description: String(reflecting: error))
         }
-        try checkReplicationIsReadable(on: writerConnection)
+        let lockConnection: PostgresConnection
+        do throws(PostgresJournalError) {
+            try checkReplicationIsReadable(on: writerConnection)
+            lockConnection = try connectPrimary()
+        } catch {
+            try? writerConnection.close().wait()
+            throw error
+        }
         let id = configuration.storeID
-        let lockConnection = try connectPrimary()
         while true {
             let gotLock: Bool
             let row: (Int64, Int64)?
@@ -144,6 +152,8 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
                     logger: logger
                 ).wait().first?.decode((Int64, Int64).self)
             } catch {
+                try? lockConnection.close().wait()
+                try? writerConnection.close().wait()
                 throw .database(operation: "taking over store \(id)", description: String(reflecting: error))
             }
             if let row {

@@ -162,4 +162,43 @@ struct BadInputTests {
                 == "a store id may have at most \(limit) bytes in UTF-8; this one has \(limit + 1)"
         )
     }
+
+    /// While the primary waits for a synchronous standby, a writer must read the standbys' positions to confirm its
+    /// appends: a role that cannot is refused at takeover, and one granted `pg_read_all_stats` writes.
+    @Test func roleThatCannotReadStandbyPositionsIsRefused() async throws {
+        let role = "sluice_unprivileged"
+        try await execute(
+            """
+            DO $$ BEGIN CREATE ROLE sluice_unprivileged LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$
+            """
+        )
+        try await execute("REVOKE pg_read_all_stats FROM sluice_unprivileged")
+        try await execute("GRANT CREATE, USAGE ON SCHEMA public TO sluice_unprivileged")
+        _ = try writeRecords(1, prefix: "tables")  // the tables exist, owned by the superuser
+        try await execute("GRANT ALL ON sluice_streams, sluice_records, sluice_snapshots TO sluice_unprivileged")
+        var configuration = TestDatabase.configuration(TestDatabase.uniqueStoreID("unprivileged"))
+        configuration.username = role
+        let refused = try PostgresJournalStorage(configuration: configuration)
+        let error = PostgresJournalError.database(
+            operation: "checking replication",
+            description: "the primary waits for a synchronous standby, and this role cannot read the standbys' "
+                + "positions in pg_stat_replication, which confirm each append: grant it pg_read_all_stats "
+                + "(or pg_monitor)"
+        )
+        #expect(throws: error.journalError) { try refused.acquire() }
+
+        try await execute("GRANT pg_read_all_stats TO sluice_unprivileged")
+        let storage = try PostgresJournalStorage(configuration: configuration)
+        let journal = try Journal(storage: storage)
+        defer { journal.close() }
+        let store = try Store<Ledger, LedgerAction>(
+            recoveringFrom: journal,
+            durability: .everyAction,
+            initialState: Ledger(),
+            reducer: ledgerReducer
+        )
+        store.dispatch(.add(1))
+        #expect(journal.durableThrough == 1)
+        #expect(storage.stopReason == nil)
+    }
 }
