@@ -12,7 +12,7 @@ struct StreamTakeoverTests {
     /// others are refused with `JournalError.locked`.
     @Test func newStreamIsTakenByExactlyOneWriter() throws {
         let writers = 6
-        for round in 1...10 {
+        for round in 1...20 {
             let storeID = TestDatabase.uniqueStoreID("race")
             let storages = try (0..<writers).map { index in
                 try PostgresJournalStorage(configuration: TestDatabase.configuration(storeID, writer: "w\(index)"))
