@@ -126,7 +126,7 @@ start_servers
 echo "== swift test (SluicePostgres): every suite that keeps both servers running"
 timeout 600 swift test "${scratch[@]}" --skip-build --skip DatabaseFailoverTests --skip StandbyOutageTests
 # Alone: it stops the standby (every commit then waits), and starts it again.
-echo "== swift test (SluicePostgres): a commit whose wait for the standby is cancelled"
+echo "== swift test (SluicePostgres): a commit whose wait for the standby is cancelled or terminated"
 SLUICE_PG_OUTAGE=1 timeout 240 swift test "${scratch[@]}" --skip-build --filter StandbyOutageTests
 stop_servers
 
