@@ -47,7 +47,7 @@ final class BinaryEncoder {
     @exclusivity(unchecked) fileprivate var unsupported = false
     /// The coding path of the first container opened deeper than ``maximumDepth``.
     @exclusivity(unchecked) fileprivate var tooDeepAt: [any CodingKey]?
-    /// The error for it, once the value whose encoding opened that container returned.
+    /// The error for it, made by the first value encoded (or returning) after that container was opened.
     @exclusivity(unchecked) fileprivate var tooDeep: EncodingError?
 
     /// The payload for `value`, or `nil` when it needs the JSON fallback; throws if `value` nests containers deeper
