@@ -45,8 +45,11 @@ final class BinaryEncoder {
     @exclusivity(unchecked) fileprivate var nextID: UInt32 = 0
     /// Set when the value cannot be written in one pass; the output is then discarded.
     @exclusivity(unchecked) fileprivate var unsupported = false
+    /// Set when a container was opened deeper than ``maximumDepth``: the one flag that the path of every value
+    /// tests, so that a value within the limit pays one load and one branch for it.
+    @exclusivity(unchecked) fileprivate var isTooDeep = false
     /// The coding path of the first container opened deeper than ``maximumDepth``.
-    @exclusivity(unchecked) fileprivate var tooDeepAt: [any CodingKey]?
+    @exclusivity(unchecked) fileprivate var tooDeepAt: [any CodingKey] = []
     /// The error for it, made by the first value encoded (or returning) after that container was opened.
     @exclusivity(unchecked) fileprivate var tooDeep: EncodingError?
 
@@ -56,16 +59,19 @@ final class BinaryEncoder {
         bytes.removeAll(keepingCapacity: true)
         open.removeAll(keepingCapacity: true)
         unsupported = false
-        tooDeepAt = nil
-        tooDeep = nil
+        if _slowPath(isTooDeep) {
+            isTooDeep = false
+            tooDeepAt = []
+            tooDeep = nil
+        }
         bytes.append(Self.version)
         do {
             try encodeValue(value, codingPath: [])
         } catch {
-            if let tooDeep { throw tooDeep }
+            if _slowPath(isTooDeep) { throw tooDeepError(of: Value.self) }
             return nil
         }
-        if let tooDeep { throw tooDeep }
+        if _slowPath(isTooDeep) { throw tooDeepError(of: Value.self) }
         if unsupported { return nil }
         return bytes
     }
@@ -93,18 +99,25 @@ final class BinaryEncoder {
     /// on (the value itself, perhaps thousands of levels deep, is not described).
     @inline(__always)
     private func checkDepth<Value>(of type: Value.Type) throws(EncodingError) {
-        guard let path = tooDeepAt else { return }
-        if tooDeep == nil {
-            tooDeep = .invalidValue(
-                "\(type)",
-                .init(
-                    codingPath: path,
-                    debugDescription:
-                        "containers nested more than \(Self.maximumDepth) deep, the most the journal's encoding writes"
-                )
-            )
+        if _slowPath(isTooDeep) {
+            throw tooDeepError(of: type)
         }
-        throw tooDeep!
+    }
+
+    /// The error for the container opened past the limit, made once, naming `type` (see ``checkDepth(of:)``).
+    @inline(never)
+    private func tooDeepError<Value>(of type: Value.Type) -> EncodingError {
+        if let tooDeep { return tooDeep }
+        let error = EncodingError.invalidValue(
+            "\(type)",
+            .init(
+                codingPath: tooDeepAt,
+                debugDescription:
+                    "containers nested more than \(Self.maximumDepth) deep, the most the journal's encoding writes"
+            )
+        )
+        tooDeep = error
+        return error
     }
 
     /// Ends the containers deeper than `level`.
@@ -133,7 +146,8 @@ final class BinaryEncoder {
 
     /// Opens a container at `level`: `unkeyed` ids are odd. Notes `codingPath` if it is deeper than ``maximumDepth``.
     fileprivate func openContainer(unkeyed: Bool, _ codingPath: @autoclosure () -> [any CodingKey]) -> UInt32 {
-        if open.count >= Self.maximumDepth && tooDeepAt == nil {
+        if _slowPath(open.count >= Self.maximumDepth) && !isTooDeep {
+            isTooDeep = true
             tooDeepAt = codingPath()
         }
         nextID &+= 2
