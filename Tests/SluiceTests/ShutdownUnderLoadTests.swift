@@ -198,7 +198,7 @@ import Testing
     /// may outlast: the owed runs still run, each once, before any call returns.
     @Test func owedRunsRunUnderLoadWithAShortTimeout() async {
         var generator = SystemRandomNumberGenerator()
-        for iteration in 0..<20 {
+        for iteration in 0..<10 {
             let delay = Duration.milliseconds(Int.random(in: 1...300, using: &generator))
             let after = Duration.milliseconds(Int.random(in: 20...200, using: &generator))
             let failures = await shutDownUnderLoad(delay: delay, shutdownAfter: after, timeout: .seconds(2))
