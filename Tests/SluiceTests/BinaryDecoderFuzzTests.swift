@@ -188,8 +188,9 @@ import Testing
                     Issue.record("\(target.name): not a DecodingError: \(error)")
                 }
             }
-            // Every truncation and any trailing byte throw: the value must fill the payload exactly.
-            for length in 1..<target.bytes.count {
+            // Truncations (about 400 of each payload, each one of a small payload) and a trailing byte throw: the
+            // value must fill the payload exactly.
+            for length in stride(from: 1, to: target.bytes.count, by: max(1, target.bytes.count / 400)) {
                 mutations += 1
                 if mutations % 32 == 0 { await Task.yield() }
                 #expect(throws: DecodingError.self, "\(target.name) cut at \(length)") {
