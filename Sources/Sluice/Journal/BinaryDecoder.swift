@@ -81,16 +81,26 @@ struct BinaryDecoder {
         let state = UnsafeMutablePointer<BinaryReaderState>.allocate(capacity: 1)
         state.initialize(to: BinaryReaderState(bytes))
         state.pointee.options = options
-        // The root of every coding path, which frees the state once no decoder or container holds a path.
-        var root = BinaryPathNode(owning: state)
+        // The root of every coding path, which frees the state once no decoder or container holds a path: made
+        // when a value asks for its path (a leaf never does).
+        var root: BinaryPathNode?
+        func rootNode() -> BinaryPathNode {
+            if let root { return root }
+            let node = BinaryPathNode(owning: state)
+            root = node
+            return node
+        }
         let reader = BinaryReader(state: state)
         defer {
             counters.keyComparisons += reader.keyComparisons
             counters.helperChunks += reader.helperChunks
             counters.skipSteps += reader.skipSteps
-            // A path still held is a decoder or a container that a value kept: it may read the payload later, after
-            // `bytes` is gone, so the state takes a copy of them.
-            if !isKnownUniquelyReferenced(&root) {
+            if root == nil {
+                state.deinitialize(count: 1)
+                state.deallocate()
+            } else if !isKnownUniquelyReferenced(&root) {
+                // A path still held is a decoder or a container that a value kept: it may read the payload later,
+                // after `bytes` is gone, so the state takes a copy of them.
                 reader.ownBytes()
             }
         }
@@ -105,7 +115,7 @@ struct BinaryDecoder {
         guard try reader.walk() == bytes.count else {
             throw reader.corrupt(at: 1, [], "the value does not end where the payload does")
         }
-        return try reader.decode(Value.self, at: 1, root)
+        return try reader.decode(Value.self, at: 1, rootNode())
     }
 }
 
@@ -760,6 +770,10 @@ private struct BinaryReader {
         // Offsets are kept as `UInt32`: the encoder writes no payload of 4 GiB or more (see `BinaryValueEncoder`).
         guard count <= Int(UInt32.max) else {
             throw corrupt(at: 0, [], "a binary payload of 4 GiB or more, which the encoder never writes")
+        }
+        if bytes[1] != 0x08 && bytes[1] != 0x09 {
+            if let next = leafEnd(at: 1) { return next }
+            throw leafError(at: 1)
         }
         // The frames live on the stack (1 KiB): most payloads are small, and a heap allocation would be a good part
         // of the cost of decoding one.
