@@ -81,15 +81,12 @@ struct BinaryDecoder {
         let state = UnsafeMutablePointer<BinaryReaderState>.allocate(capacity: 1)
         state.initialize(to: BinaryReaderState(bytes))
         state.pointee.options = options
-        // The root of every coding path, which frees the state once no decoder or container holds a path: made
-        // when a value asks for its path (a leaf never does).
-        var root: BinaryPathNode?
-        func rootNode() -> BinaryPathNode {
-            if let root { return root }
-            let node = BinaryPathNode(owning: state)
-            root = node
-            return node
-        }
+        // The root of every coding path, which frees the state once no decoder or container holds a path. A leaf
+        // type makes no decoder: its errors have the shared empty path, and the state is freed below.
+        let isLeaf =
+            Value.self == Int.self || Value.self == String.self || Value.self == Double.self
+            || Value.self == Bool.self
+        var root = isLeaf ? nil : BinaryPathNode(owning: state)
         let reader = BinaryReader(state: state)
         defer {
             counters.keyComparisons += reader.keyComparisons
@@ -115,7 +112,7 @@ struct BinaryDecoder {
         guard try reader.walk() == bytes.count else {
             throw reader.corrupt(at: 1, [], "the value does not end where the payload does")
         }
-        return try reader.decode(Value.self, at: 1, rootNode())
+        return try reader.decode(Value.self, at: 1, root ?? BinaryPathNode.empty)
     }
 }
 
@@ -175,8 +172,11 @@ private final class BinaryPathNode {
     /// The error that ended a ``BinaryEntries`` sequence.
     @exclusivity(unchecked) var error: (any Error)?
 
+    /// The path of a leaf decoded alone, which owns no state: never changed, shared by every decoding.
+    nonisolated(unsafe) static let empty = BinaryPathNode(owning: nil)
+
     /// The root, which owns `state`; or, for a helper thread, the owner of its state, outside any path.
-    init(owning state: UnsafeMutablePointer<BinaryReaderState>) {
+    init(owning state: UnsafeMutablePointer<BinaryReaderState>?) {
         parent = nil
         ownedState = state
         keeper = nil
