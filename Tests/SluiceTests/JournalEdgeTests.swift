@@ -204,6 +204,34 @@ import Darwin
 
     // MARK: Why a snapshot was skipped
 
+    /// A snapshot of another reducer version whose records were compacted away: recovery throws an error that names
+    /// the snapshot, why it was skipped and what to do, not only "records missing".
+    @Test func aSkippedSnapshotWhoseRecordsAreGoneIsNamedInTheError() async throws {
+        try await withTemporaryDirectory { directory in
+            // Two snapshots, so that compaction removes the segments before the older one.
+            try writeLedger(Array(1...40), to: directory, segmentSize: 64, snapshotAfter: [20, 30])
+            #expect(try journalFiles(in: directory, prefix: "segment-").count < 40)
+            let journal = try Journal(directory: directory)
+            defer { journal.close() }
+            do throws(JournalError) {
+                _ = try Store<LedgerState, LedgerAction>.recover(
+                    from: journal,
+                    reducerVersion: 2,
+                    initialState: LedgerState(),
+                    reducer: ledgerReducer
+                )
+                Issue.record("recovery started from the initial state with records missing")
+            } catch .undecodable(let sequence, let description) {
+                #expect(sequence == 30)
+                #expect(description.contains("reducer version 0"))
+                #expect(description.contains("records it covers are gone"))
+                #expect(description.contains("1 older snapshot"))
+            } catch {
+                Issue.record("unexpected error: \(error)")
+            }
+        }
+    }
+
     /// A snapshot that cannot be decoded is reported with the decoding error, not only as a skipped sequence.
     @Test func aSkippedSnapshotSaysWhyItWasSkipped() async throws {
         try await withTemporaryDirectory { directory in

@@ -154,28 +154,34 @@ extension Store where State: Codable, Action: Codable {
         // A snapshot of the last action leaves nothing to replay: the records it covers are not read again (opening
         // the journal checked the last segment, and recovery never reads the segments before the one that holds the
         // action after the snapshot).
-        if covered < journal.lastSequence {
-            try storage.readRecords(after: covered) { sequence, payload throws(JournalError) in
-                let action = try coder.decode(Action.self, from: payload, scratch: &scratch, sequence: sequence)
-                reduce(&state, action)
-                replayed += 1
-                last = sequence
+        let expectedLast = journal.lastSequence
+        /// The error for records missing after `last`: when a newer snapshot was skipped, the records it covered are
+        /// gone, and the error says which snapshot, why it was skipped and what to do.
+        func recordsMissing(_ missing: JournalError) -> JournalError {
+            guard let newest = skipped.first else { return missing }
+            return .undecodable(
+                sequence: newest.sequence,
+                description: "recovery skipped the snapshot at sequence \(newest.sequence) (\(newest.error)) and "
+                    + "the records it covers are gone (sequence \(last + 1) is missing; the journal ends at "
+                    + "\(expectedLast)); recover with the reducer version and types that wrote that snapshot, "
+                    + "or restore the missing segments"
+                    + (skipped.count > 1 ? "; \(skipped.count - 1) older snapshot(s) were skipped too" : "")
+            )
+        }
+        if covered < expectedLast {
+            do throws(JournalError) {
+                try storage.readRecords(after: covered) { sequence, payload throws(JournalError) in
+                    let action = try coder.decode(Action.self, from: payload, scratch: &scratch, sequence: sequence)
+                    reduce(&state, action)
+                    replayed += 1
+                    last = sequence
+                }
+            } catch .missingRecords(let expected, let file) {
+                throw recordsMissing(.missingRecords(expected: expected, file: file))
             }
         }
-        let expectedLast = journal.lastSequence
         if last != expectedLast {
-            // A newer snapshot was skipped and the records it covered are gone.
-            if let newest = skipped.first {
-                throw .undecodable(
-                    sequence: newest.sequence,
-                    description: "recovery skipped the snapshot at sequence \(newest.sequence) (\(newest.error)) and "
-                        + "the records it covers are gone (sequence \(last + 1) is missing; the journal ends at "
-                        + "\(expectedLast)); recover with the reducer version and types that wrote that snapshot, "
-                        + "or restore the missing segments"
-                        + (skipped.count > 1 ? "; \(skipped.count - 1) older snapshot(s) were skipped too" : "")
-                )
-            }
-            throw .missingRecords(expected: last + 1, file: "the journal (it ends at \(expectedLast))")
+            throw recordsMissing(.missingRecords(expected: last + 1, file: "the journal (it ends at \(expectedLast))"))
         }
         let report = JournalRecovery(
             snapshotSequence: covered,
