@@ -8,19 +8,6 @@ import Testing
 /// value that encodes and decodes again; never a crash, an out-of-bounds read or a hang. Run under AddressSanitizer
 /// too: `swift test --sanitize=address --filter BinaryDecoderFuzzTests`.
 @Suite struct BinaryDecoderFuzzTests {
-    /// SplitMix64: the same mutations on every run and platform.
-    struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     struct Order: Codable, Equatable, Sendable {
         enum Status: Codable, Equatable, Sendable {
             case open
@@ -120,7 +107,7 @@ import Testing
     }
 
     /// `bytes` changed once, in one of the ways that damage or a bug changes a payload.
-    static func mutate(_ bytes: [UInt8], _ random: inout Seeded) -> [UInt8] {
+    static func mutate(_ bytes: [UInt8], _ random: inout SplitMix64) -> [UInt8] {
         var changed = bytes
         // Never the version byte: another first byte is a JSON payload, which another decoder reads.
         let position = Int.random(in: 1..<bytes.count, using: &random)
@@ -165,7 +152,8 @@ import Testing
     /// tasks meanwhile. The limit is for a build under the thread sanitizer on a loaded machine.
     @Test(.timeLimit(.minutes(10)))
     func mutatedPayloadsThrowOrDecodeToValuesThatRoundTrip() async throws {
-        var random = Seeded(state: 0x5EED_0040)
+        // SplitMix64 (JournalCrashTests.swift): the same mutations on every run and platform.
+        var random = SplitMix64(seed: 0x5EED_0040)
         let targets = try Self.targets()
         var decoded = 0
         var thrown = 0

@@ -7,14 +7,6 @@ import Testing
 @Suite struct DurableReadingTests {
     static let modes: [JournalDurability] = [.everyAction, .none, .groupCommit(interval: .zero)]
 
-    private func withWriter<T>(_ journal: Journal, _ body: () async throws -> T) async throws -> T {
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await journal.run() }
-            defer { group.cancelAll() }
-            return try await body()
-        }
-    }
-
     /// Each call returns the count right after its own action, and that action is durable when it returns.
     @Test(arguments: modes)
     func theReadingIsTheStateAfterTheActionOnceItIsDurable(durability: JournalDurability) async throws {
@@ -69,21 +61,7 @@ import Testing
     func anActionTheJournalDidNotRecordGivesNoReading(durability: JournalDurability) async throws {
         try await withTemporaryDirectory { directory in
             let journal = try Journal(directory: directory)
-            let dropNegatives = Middleware<LedgerState, LedgerAction> { _ in
-                { next in
-                    { action in
-                        if case .add(let value) = action, value < 0 { return }
-                        next(action)
-                    }
-                }
-            }
-            let store = try Store<LedgerState, LedgerAction>(
-                recoveringFrom: journal,
-                durability: durability,
-                initialState: LedgerState(),
-                reducer: ledgerReducer,
-                middleware: [dropNegatives]
-            )
+            let store = try ledgerStoreDroppingNegatives(recoveringFrom: journal, durability: durability)
             try await withWriter(journal) {
                 await #expect(throws: JournalError.notRecorded) {
                     _ = try await store.dispatch(.add(-1), durableIn: journal) { $0.count }

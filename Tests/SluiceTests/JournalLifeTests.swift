@@ -8,15 +8,6 @@ import Testing
 @Suite struct JournalLifeTests {
     static let modes: [JournalDurability] = [.everyAction, .none, .groupCommit(interval: .zero)]
 
-    /// Runs `body` with the journal's writer running (every mode runs it, as a service would).
-    private func withWriter<T>(_ journal: Journal, _ body: () async throws -> T) async throws -> T {
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await journal.run() }
-            defer { group.cancelAll() }
-            return try await body()
-        }
-    }
-
     @Test(arguments: modes)
     func aRefusedActionIsNeverAcknowledged(durability: JournalDurability) async throws {
         try await withTemporaryDirectory { directory in
@@ -38,21 +29,7 @@ import Testing
     func anActionAMiddlewareDropsIsNeverAcknowledged(durability: JournalDurability) async throws {
         try await withTemporaryDirectory { directory in
             let journal = try Journal(directory: directory)
-            let dropNegatives = Middleware<LedgerState, LedgerAction> { _ in
-                { next in
-                    { action in
-                        if case .add(let value) = action, value < 0 { return }
-                        next(action)
-                    }
-                }
-            }
-            let store = try Store<LedgerState, LedgerAction>(
-                recoveringFrom: journal,
-                durability: durability,
-                initialState: LedgerState(),
-                reducer: ledgerReducer,
-                middleware: [dropNegatives]
-            )
+            let store = try ledgerStoreDroppingNegatives(recoveringFrom: journal, durability: durability)
             try await withWriter(journal) {
                 try await store.dispatch(.add(1), durableIn: journal)
                 await #expect(throws: JournalError.notRecorded) {

@@ -106,3 +106,35 @@ func ledgerStore(
         reducer: ledgerReducer
     )
 }
+
+/// Runs `body` with the journal's writer running (every durability mode runs it, as a service would).
+func withWriter<T>(_ journal: Journal, _ body: () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { try await journal.run() }
+        defer { group.cancelAll() }
+        return try await body()
+    }
+}
+
+/// A ledger store recovered from `journal` behind a middleware that drops every negative `.add` before the
+/// journal and the reducer: for what happens to an action the journal never recorded.
+func ledgerStoreDroppingNegatives(
+    recoveringFrom journal: Journal,
+    durability: JournalDurability
+) throws -> Store<LedgerState, LedgerAction> {
+    let dropNegatives = Middleware<LedgerState, LedgerAction> { _ in
+        { next in
+            { action in
+                if case .add(let value) = action, value < 0 { return }
+                next(action)
+            }
+        }
+    }
+    return try Store<LedgerState, LedgerAction>(
+        recoveringFrom: journal,
+        durability: durability,
+        initialState: LedgerState(),
+        reducer: ledgerReducer,
+        middleware: [dropNegatives]
+    )
+}
