@@ -14,12 +14,7 @@ struct BadInputTests {
         let journal = try Journal(
             storage: try PostgresJournalStorage(configuration: TestDatabase.configuration(storeID))
         )
-        let store = try Store<Ledger, LedgerAction>(
-            recoveringFrom: journal,
-            durability: .everyAction,
-            initialState: Ledger(),
-            reducer: ledgerReducer
-        )
+        let store = try ledgerStore(recoveringFrom: journal, durability: .everyAction)
         for sequence in 1...count { store.dispatch(.add(sequence % 997)) }
         #expect(journal.durableThrough == UInt64(count))
         journal.close()
@@ -191,12 +186,7 @@ struct BadInputTests {
         let storage = try PostgresJournalStorage(configuration: configuration)
         let journal = try Journal(storage: storage)
         defer { journal.close() }
-        let store = try Store<Ledger, LedgerAction>(
-            recoveringFrom: journal,
-            durability: .everyAction,
-            initialState: Ledger(),
-            reducer: ledgerReducer
-        )
+        let store = try ledgerStore(recoveringFrom: journal, durability: .everyAction)
         store.dispatch(.add(1))
         #expect(journal.durableThrough == 1)
         #expect(storage.stopReason == nil)

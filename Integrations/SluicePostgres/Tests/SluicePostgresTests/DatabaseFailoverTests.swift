@@ -21,12 +21,7 @@ struct DatabaseFailoverTests {
         let storeID = TestDatabase.uniqueStoreID("failover")
         let storage = try PostgresJournalStorage(configuration: TestDatabase.configuration(storeID))
         let journal = try Journal(storage: storage)
-        let store = try Store<Ledger, LedgerAction>(
-            recoveringFrom: journal,
-            durability: .groupCommit(interval: .zero),
-            initialState: Ledger(),
-            reducer: ledgerReducer
-        )
+        let store = try ledgerStore(recoveringFrom: journal, durability: .groupCommit(interval: .zero))
         let acknowledged = Locked<[UInt64]>([])
         let failedOver = Locked(false)
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -81,12 +76,7 @@ struct DatabaseFailoverTests {
             configuration: TestDatabase.configuration(storeID, reconnectTimeout: .seconds(90))
         )
         let journal = try Journal(storage: storage)
-        let store = try Store<Ledger, LedgerAction>(
-            recoveringFrom: journal,
-            durability: .groupCommit(interval: .zero),
-            initialState: Ledger(),
-            reducer: ledgerReducer
-        )
+        let store = try ledgerStore(recoveringFrom: journal, durability: .groupCommit(interval: .zero))
         let producers = 16
         let acknowledged = Locked<[Int]>([])
         let failures = Locked<[String]>([])

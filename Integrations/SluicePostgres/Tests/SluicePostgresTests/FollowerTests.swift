@@ -13,12 +13,7 @@ struct FollowerTests {
         let storeID = TestDatabase.uniqueStoreID("follower")
         let storage = try PostgresJournalStorage(configuration: TestDatabase.configuration(storeID))
         let journal = try Journal(storage: storage)
-        let store = try Store<Ledger, LedgerAction>(
-            recoveringFrom: journal,
-            durability: .groupCommit(interval: .zero),
-            initialState: Ledger(),
-            reducer: ledgerReducer
-        )
+        let store = try ledgerStore(recoveringFrom: journal, durability: .groupCommit(interval: .zero))
         let measured = Locked<[UInt64]>([])
         let follower = try await PostgresFollower<Ledger, LedgerAction>(
             configuration: TestDatabase.configuration(storeID),
@@ -94,12 +89,7 @@ struct FollowerTests {
         let storage = try PostgresJournalStorage(configuration: TestDatabase.configuration(storeID))
         let journal = try Journal(storage: storage)
         defer { journal.close() }
-        let store = try Store<Ledger, LedgerAction>(
-            recoveringFrom: journal,
-            durability: .everyAction,
-            initialState: Ledger(),
-            reducer: ledgerReducer
-        )
+        let store = try ledgerStore(recoveringFrom: journal, durability: .everyAction)
         let follower = try await PostgresFollower<Ledger, LedgerAction>(
             configuration: TestDatabase.configuration(storeID),
             pollInterval: .seconds(3_600),

@@ -13,12 +13,7 @@ struct GroupCommitTests {
         let storeID = TestDatabase.uniqueStoreID("group")
         let storage = try PostgresJournalStorage(configuration: TestDatabase.configuration(storeID, maxBatchCount: 16))
         let journal = try Journal(storage: storage)
-        let store = try Store<Ledger, LedgerAction>(
-            recoveringFrom: journal,
-            durability: .groupCommit(interval: .zero),
-            initialState: Ledger(),
-            reducer: ledgerReducer
-        )
+        let store = try ledgerStore(recoveringFrom: journal, durability: .groupCommit(interval: .zero))
         let senders = 64
         let perSender = 20
         let acknowledged = Locked(0)

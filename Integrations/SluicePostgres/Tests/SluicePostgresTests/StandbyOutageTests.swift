@@ -25,12 +25,7 @@ struct StandbyOutageTests {
             configuration: TestDatabase.configuration(storeID, reconnectTimeout: .seconds(60))
         )
         let journal = try Journal(storage: storage)
-        let store = try Store<Ledger, LedgerAction>(
-            recoveringFrom: journal,
-            durability: .groupCommit(interval: .zero),
-            initialState: Ledger(),
-            reducer: ledgerReducer
-        )
+        let store = try ledgerStore(recoveringFrom: journal, durability: .groupCommit(interval: .zero))
         let acknowledged = Locked(false)
         var standbyStopped = false
         defer {

@@ -49,12 +49,7 @@ struct StreamTakeoverTests {
         let storage = try PostgresJournalStorage(configuration: TestDatabase.configuration(storeID))
         let journal = try Journal(storage: storage)
         defer { journal.close() }
-        let store = try Store<Ledger, LedgerAction>(
-            recoveringFrom: journal,
-            durability: .everyAction,
-            initialState: Ledger(),
-            reducer: ledgerReducer
-        )
+        let store = try ledgerStore(recoveringFrom: journal, durability: .everyAction)
         store.dispatch(.add(1))
         #expect(journal.durableThrough == 1)
         // What a newer writer's takeover does to the head row.

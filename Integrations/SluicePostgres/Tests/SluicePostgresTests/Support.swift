@@ -206,6 +206,16 @@ func waitUntil(
     }
 }
 
+/// A ledger store recovered from `journal`, which journals with `durability`.
+func ledgerStore(recoveringFrom journal: Journal, durability: JournalDurability) throws -> Store<Ledger, LedgerAction> {
+    try Store<Ledger, LedgerAction>(
+        recoveringFrom: journal,
+        durability: durability,
+        initialState: Ledger(),
+        reducer: ledgerReducer
+    )
+}
+
 /// The state after `add(sequence % 997)` for each sequence 1...count, as the writer process dispatches them.
 func sequentialLedger(count: Int) -> Ledger {
     var ledger = Ledger()
