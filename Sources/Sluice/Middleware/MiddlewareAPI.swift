@@ -60,7 +60,8 @@ public struct MiddlewareAPI<State: Sendable, Action: Sendable>: Sendable {
     /// `true` once this run was superseded (by `takeLatest` or an effect with the same id), the store is gone, or
     /// its ``Store/shutdown(timeout:)`` has ended.
     public var isCancelled: Bool {
-        runIsCancelled || !core.alive
+        // The store's lifetime ends when the store goes away and when its shutdown ends: the one record of both.
+        runIsCancelled || core.lifetime.isCancelled
     }
 
     /// Whether this run was superseded (by `takeLatest` or an effect with the same id); its dispatches and sends

@@ -107,7 +107,7 @@ extension StoreCore {
         if chain == nil && nobodyToNotify {
             // Reduced and read in this critical section: the pipeline is never taken. The machine stays in charge,
             // which spares the next reading dispatch the atomic operation of putting it back in charge.
-            reduce(&statePointer.pointee, action)
+            applyLocked(action)
             let value = body(statePointer.pointee)
             lock.unlock()
             return value
@@ -150,7 +150,7 @@ extension StoreCore {
         reading body: (borrowing State) -> T
     ) -> T? {
         guard let chain else {
-            reduce(&statePointer.pointee, action)
+            applyLocked(action)
             if !nobodyToNotify {
                 notifyLocked()
                 lock.lock()
@@ -330,7 +330,7 @@ extension StoreCore {
                     // Idle, alive and accepting, with nothing to notify: reduced and read in one critical section,
                     // as the plain `send(_:through:fromAPI:)` reduces (without a chain, the pipeline is taken only
                     // under the lock, which this thread holds).
-                    reduce(&statePointer.pointee, action)
+                    applyLocked(action)
                     let value = body(statePointer.pointee)
                     lock.unlock()
                     return value

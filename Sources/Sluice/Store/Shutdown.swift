@@ -128,10 +128,7 @@ extension StoreCore {
         } while !work.isSettled(excluding: caller) && ContinuousClock.now < deadline && !Task.isCancelled
         let cancelled = work.runningCount(excluding: caller)
         let finished = work.tasksFinishedDuringShutdown
-        let refused: Int = lock.withLock {
-            isShutDown = true
-            return pipeline.statistics.refusedDispatches
-        }
+        let refused: Int = lock.withLock { pipeline.statistics.refusedDispatches }
         lifetime.cancel()
         let report = ShutdownReport(
             flushedRuns: flushed,

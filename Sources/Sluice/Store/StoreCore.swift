@@ -102,18 +102,13 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// this one flag (one load; `subscribers.isEmpty` alone takes two).
     @usableFromInline @exclusivity(unchecked)
     var nobodyToNotify = true
-    /// Cancelled when the store goes away: the root of every cancellation of work that the store owns (timers of
-    /// modifiers, tasks of side effects, effects, streams).
+    /// Cancelled when the store goes away or its shutdown ends: the root of every cancellation of work that the store
+    /// owns (timers of modifiers, tasks of side effects, effects, streams), and the one record of "the store is over"
+    /// (whether it still accepts dispatches is the pipeline's ``PipelineStateMachine/Phase``).
     package let lifetime = Cancellation()
     /// The Observation registrar of the store.
     @usableFromInline
     let observation = StoreObservation()
-    /// Set when shutdown ended; ``alive`` is then `false`. (Whether dispatches are accepted is the pipeline's
-    /// ``PipelineStateMachine/Phase``.)
-    var isShutDown = false
-    /// Set with the pipeline's ``PipelineStateMachine/Phase/gone``, by ``storeDidGoAway()``, for ``alive``: a field
-    /// of this class rather than of the generic pipeline, so that reading it needs no metadata of the pipeline's type.
-    var isGone = false
     /// The ledger of running work (effects, side-effect tasks, `takeLeading` runs, send groups), the owed runs
     /// and the failure handler that shutdown and the error channel need.
     @usableFromInline
@@ -233,7 +228,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
             if _fastPath(nobodyToNotify) {
                 // Idle, alive and accepting. A fast owner may take the pipeline right after this load, but it reaches
                 // the reducer only through the lock, which this thread holds: this action comes first.
-                reduce(&statePointer.pointee, action)
+                applyLocked(action)
                 lock.unlock()
                 return true
             }
@@ -449,7 +444,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     @inlinable
     func runAdmittedLocked(_ action: Action, through chain: DispatchFunction<Action>?) {
         if chain == nil {
-            reduce(&statePointer.pointee, action)
+            applyLocked(action)
             if _fastPath(nobodyToNotify) {
                 // Reduced in this critical section: the pipeline was never taken. Back to the fast path.
                 deflateLocked()
@@ -726,10 +721,18 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         }
     }
 
+    /// The one call of the reducer: applies `action` to the state in place. Called with `lock` held, by the
+    /// pipeline's owner or by a thread that found the pipeline free and reduces within this critical section (so no
+    /// other thread can reduce until the lock is released). Every path into the pipeline reaches the reducer here.
+    @inlinable @inline(__always)
+    func applyLocked(_ action: Action) {
+        reduce(&statePointer.pointee, action)
+    }
+
     /// Reduces `action` and notifies the subscribers; called with `lock` held, returns without it.
     @inlinable
     func reduceAndNotifyLocked(_ action: Action) {
-        reduce(&statePointer.pointee, action)
+        applyLocked(action)
         if nobodyToNotify {
             lock.unlock()
             return
@@ -880,11 +883,6 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         return statePointer.pointee
     }
 
-    /// Whether the store that owns this core still exists and has not shut down.
-    var alive: Bool {
-        lock.withLock { !isGone && !isShutDown }
-    }
-
     /// Adds a subscriber; `makeObserver` runs with the lock held and receives the current state, so that a
     /// subscriber that compares values starts from exactly the state that the next notification follows.
     @usableFromInline
@@ -927,7 +925,6 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         let (chain, subscribers) = lock.withLock {
             // The fast path does not test the phase: from now on, every dispatch goes through the state machine.
             pipeline.storeWentAway()
-            isGone = true
             defer {
                 entry = nil
                 self.subscribers = []

@@ -165,7 +165,7 @@ extension StoreCore {
             // Idle, alive and accepting (else the word would not be 0), as in `dispatch(_:through:)`: with no chain,
             // a thread takes the pipeline only under the lock, which this thread holds. Not through `pipeline`,
             // which would put the state machine in charge and send the next dispatch down its slow path.
-            reduce(&statePointer.pointee, action)
+            applyLocked(action)
             lock.unlock()
             return StoreTask(isAccepted: true)
         }
@@ -222,7 +222,7 @@ extension StoreCore {
         let chain = fromAPI ? entry : chain
         if chain == nil && nobodyToNotify {
             // No middleware to start work, nobody to notify: reduced in this critical section, as `dispatch` does.
-            reduce(&statePointer.pointee, action)
+            applyLocked(action)
             lock.unlock()
             return .done(StoreTask(isAccepted: true))
         }
