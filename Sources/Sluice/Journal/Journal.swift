@@ -444,26 +444,8 @@ public final class Journal: @unchecked Sendable {
     /// their buffer, which holds the journal in turn (the store keeps its journal alive, not the other way round).
     /// Releasing the journal afterwards gives up the log; any later action is refused.
     func detach() {
-        ioLock.withLock {
-            let (batch, written, canWrite) = stateLock.withLock {
-                defer {
-                    pending = nil
-                    isDetached = true
-                    stateLock.broadcast()
-                }
-                return (pending?.takeActions(), nextSequence - 1, failure == nil && !isClosed)
-            }
-            guard canWrite else { return }
-            do throws(JournalError) {
-                if let batch {
-                    try storage.append(try batch.encode())
-                }
-                try storage.sync()
-                markDurable(through: written)
-            } catch {
-                fail(error)
-            }
-        }
+        // A failure to write stops the journal, as it does for the writer; there is nobody else to tell.
+        try? flush(sync: true, detaching: true)
     }
 
     /// Sends the errors that stop the journal to `work`'s failure handler as well.
@@ -595,11 +577,18 @@ public final class Journal: @unchecked Sendable {
     // MARK: - Writing
 
     /// Writes the pending `.groupCommit` actions (and, with `sync`, makes everything written durable). Does
-    /// nothing once the journal is closed: `close()` wrote and synced what was pending.
-    private func flush(sync: Bool) throws(JournalError) {
+    /// nothing once the journal is closed: `close()` wrote and synced what was pending. `detaching`: also lets go of
+    /// the pending actions' buffer, in the same critical section that takes its actions (see ``detach()``).
+    private func flush(sync: Bool, detaching: Bool = false) throws(JournalError) {
         try ioLock.withLock { () throws(JournalError) in
             let (batch, failure, written, isClosed) = stateLock.withLock {
-                defer { stateLock.broadcast() }
+                defer {
+                    if detaching {
+                        pending = nil
+                        isDetached = true
+                    }
+                    stateLock.broadcast()
+                }
                 return (pending?.takeActions(), self.failure, nextSequence - 1, self.isClosed)
             }
             if let failure { throw failure }

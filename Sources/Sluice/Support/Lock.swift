@@ -90,13 +90,7 @@ package final class Lock: @unchecked Sendable {
     /// As with every condition variable, the wait can end spuriously: call it in a loop over the condition.
     @usableFromInline
     package func wait() {
-        #if DEBUG
-        csluice_lock_set_owner(handle, 0)
-        #endif
-        csluice_lock_wait(handle)
-        #if DEBUG
-        csluice_lock_set_owner(handle, csluice_thread_self())
-        #endif
+        waitReleasingOwnership { csluice_lock_wait(handle) }
     }
 
     /// Atomically releases the mutex and waits for `signal()` until `deadline` at the latest; holds the mutex again
@@ -109,13 +103,7 @@ package final class Lock: @unchecked Sendable {
         // At most an hour at a time: the caller's loop waits again, and no conversion overflows.
         let (seconds, attoseconds) = min(remaining, .seconds(3600)).components
         let nanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000 + 1
-        #if DEBUG
-        csluice_lock_set_owner(handle, 0)
-        #endif
-        csluice_lock_wait_timeout(handle, nanoseconds)
-        #if DEBUG
-        csluice_lock_set_owner(handle, csluice_thread_self())
-        #endif
+        waitReleasingOwnership { csluice_lock_wait_timeout(handle, nanoseconds) }
     }
 
     /// Atomically releases the mutex and waits for `wakeUp.signal()`; holds the mutex again when it returns.
@@ -123,10 +111,17 @@ package final class Lock: @unchecked Sendable {
     /// `wakeUp` must be the calling thread's (``ThreadWakeUp/current``). The wait can end spuriously: call it in a
     /// loop over the condition.
     package func wait(for wakeUp: ThreadWakeUp) {
+        waitReleasingOwnership { csluice_lock_wait_for(handle, wakeUp.address) }
+    }
+
+    /// Runs `wait`, a C wait that releases the mutex and holds it again when it returns, with the debug build's
+    /// record of the mutex's owner cleared for its duration (another thread takes the mutex meanwhile).
+    @inline(__always)
+    private func waitReleasingOwnership(_ wait: () -> Void) {
         #if DEBUG
         csluice_lock_set_owner(handle, 0)
         #endif
-        csluice_lock_wait_for(handle, wakeUp.address)
+        wait()
         #if DEBUG
         csluice_lock_set_owner(handle, csluice_thread_self())
         #endif
