@@ -185,7 +185,7 @@ private struct ModelState: Hashable {
     private var key: Key {
         Key(
             owner: machine.owner.raw,
-            queue: machine.queue.pending,
+            queue: machine.queue.elements,
             waiters: machine.waiters[machine.waitersHead...].map { waiter in
                 switch waiter {
                 case .thread(let thread, let wakeUp, _): [0, Int(thread.raw), wakeUp]
@@ -381,7 +381,7 @@ private struct Model {
     /// or the release.
     func drain(_ index: Int, op: Int, serving: Int?, in state: ModelState) throws -> [ModelState] {
         var next = state
-        let queued = next.machine.queue.pending
+        let queued = next.machine.queue.elements
         if !forgetQueue, !queued.isEmpty {
             if let action = next.machine.nextQueuedAction() {
                 next.steps[index] = .owning(op: op, current: action, serving: serving)

@@ -499,9 +499,7 @@ typealias TimerRequest = (deadline: DispatchTime, generation: UInt64)
 @usableFromInline
 struct RunQueue<Run> {
     @usableFromInline
-    var storage: [Run] = []
-    @usableFromInline
-    var head = 0
+    var fifo = FIFO<Run>()
     /// A thread is performing runs: it takes the ones that are appended meanwhile.
     @usableFromInline
     var isDraining = false
@@ -510,12 +508,12 @@ struct RunQueue<Run> {
     init() {}
 
     @inlinable
-    var isEmpty: Bool { head == storage.count }
+    var isEmpty: Bool { fifo.isEmpty }
 
     /// Queues a run behind every run decided before it.
     @inlinable
     mutating func append(_ run: consuming Run) {
-        storage.append(run)
+        fifo.append(run)
     }
 
     /// The first run to perform, if there is one and no thread is performing runs; the caller then performs it
@@ -524,7 +522,7 @@ struct RunQueue<Run> {
     mutating func claim() -> Run? {
         if isDraining || isEmpty { return nil }
         isDraining = true
-        return take()
+        return fifo.removeFirst()
     }
 
     /// The next run for the thread that is performing runs, or `nil`, after which that thread is done.
@@ -534,30 +532,13 @@ struct RunQueue<Run> {
             isDraining = false
             return nil
         }
-        return take()
-    }
-
-    @inlinable
-    mutating func take() -> Run {
-        let run = storage[head]
-        head += 1
-        if head == storage.count {
-            storage.removeAll(keepingCapacity: true)
-            head = 0
-        } else if head > 64 && head * 2 > storage.count {
-            storage.removeFirst(head)
-            head = 0
-        }
-        return run
+        return fifo.removeFirst()
     }
 
     /// Forgets the runs not yet performed and returns them, so that the caller releases them outside the lock.
     @usableFromInline
     mutating func removeAll() -> [Run] {
-        let dropped = Array(storage[head...])
-        storage = []
-        head = 0
-        return dropped
+        fifo.removeAll()
     }
 }
 

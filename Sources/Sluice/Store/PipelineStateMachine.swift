@@ -134,7 +134,7 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
     var owner = ThreadID.none
     /// Actions queued for the owner.
     @usableFromInline
-    var queue = ActionQueue<Action>()
+    var queue = FIFO<Action>()
     /// The dispatches and sends waiting for the pipeline, oldest first (from `waitersHead` on).
     @usableFromInline
     var waiters: [Waiter] = []
@@ -331,7 +331,7 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
             return nil
         }
         if _slowPath(phase == .gone) {
-            queue.removeAll()
+            _ = queue.removeAll()
             return nil
         }
         return queue.removeFirst()
