@@ -12,8 +12,8 @@
 #endif
 
 __thread intptr_t csluice_owned_pipelines = 0;
-// Thread-local state of Sluice's dispatch engine, in C because Swift has no thread-local storage of its own:
-// `pthread_getspecific` costs about 20 instructions per access, a `__thread` variable one.
+// Thread-local state of Sluice's dispatch engine, in C because Swift has no thread-local storage of its own: a
+// `__thread` variable is a plain load or store, where `pthread_getspecific` is a call into the C library.
 
 #if CSLUICE_FUTEX_LOCK
 
@@ -21,8 +21,8 @@ __thread intptr_t csluice_owned_pipelines = 0;
 /// `csluice_wake_up_sleeping` once it sleeps in the kernel, `csluice_wake_up_signalled` once it was signalled. The
 /// signal makes a system call only if the thread sleeps.
 ///
-/// It does not spin before it sleeps: with more threads than cores (4 threads dispatching through a middleware on 2
-/// cores, `DispatchProfile threads 1`), a spinning waiter only kept the owner, or the next in line, off a core.
+/// It does not spin before it sleeps: with more threads than cores, a spinning waiter only keeps the owner, or the
+/// next in line, off a core (Benchmarks/HISTORY.md, "A futex lock", has the measurement).
 static __thread uint32_t csluice_thread_wake_up_word = 0;
 enum { csluice_wake_up_waiting = 0, csluice_wake_up_signalled = 1, csluice_wake_up_sleeping = 2 };
 

@@ -524,9 +524,9 @@ import Testing
         #expect(try await newer.value)
     }
 
-    /// Finishing one of n runs under one id used to search (and copy) the id's list of n tokens: on the old
-    /// registry this test took 64 s in a debug build and 371 s under the thread sanitizer (past the suite's time
-    /// limit), against about 1 s and 4 s now. It checks the behaviour; `Benchmarks` has no wall-clock gate.
+    /// Many runs under one id: finishing one must not search (or copy) the id's list of every run, which would make
+    /// this test quadratic in `runs` and too slow for the suite's time limit under the thread sanitizer. It checks
+    /// the behaviour; `Benchmarks` has no wall-clock gate.
     @Test func fortyThousandRunsUnderOneIDAllFinishAndLeaveTheRegistry() async throws {
         let store = Store(initialState: TestState(), reducer: testReducer)
         let release = AsyncGate()

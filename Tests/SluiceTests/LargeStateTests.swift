@@ -118,7 +118,7 @@ let appendReducer = Reducer<BigState, Int>(mutating: { state, value in state.ite
     }
 }
 
-/// Issue 12: readers and subscribers that leave a large collection uniquely referenced, so that the reducer's
+/// Readers and subscribers that leave a large collection uniquely referenced, so that the reducer's
 /// in-place change never copies it. A dictionary with reserved capacity keeps its storage while entries are inserted;
 /// any change of the storage's address is a copy-on-write copy of the whole dictionary.
 @Suite struct LargeCollectionNoCopyTests {

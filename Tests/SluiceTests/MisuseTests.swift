@@ -1,7 +1,7 @@
 import Sluice
 import Testing
 
-/// Misuse gets a defined answer, not a crash (issue 2, item 5).
+/// Misuse gets a defined answer, not a crash.
 @Suite struct MisuseTests {
     @Test func dispatchThroughTheAPIOfAFreedStoreDoesNothing() async {
         let (store, api) = makeStoreAndAPI()

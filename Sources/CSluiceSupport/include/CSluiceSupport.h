@@ -24,8 +24,8 @@ static inline void csluice_owned_pipelines_add(intptr_t delta) {
 // On Linux it is a futex lock of our own: one 32-bit word (0 free, 1 held, 2 held and a thread may sleep on it), taken
 // with one compare-and-swap and given up with one exchange, inline in Swift's callers; a thread that finds it held
 // spins a little (the critical sections of a store are about one reducer call) before it sleeps in the kernel. A
-// `pthread_mutex_t` cost 57 instructions a round trip through glibc, and went to the kernel whenever two threads
-// collided on it. Waiting for a condition is a futex too: a sequence number for the lock's own condition, and a word
+// `pthread_mutex_t` is a call into glibc on each side, and goes to the kernel whenever two threads collide on it.
+// Waiting for a condition is a futex too: a sequence number for the lock's own condition, and a word
 // per thread on which that thread waits for a store's pipeline, so that the owner wakes exactly the thread it hands
 // the pipeline to.
 //
@@ -140,8 +140,8 @@ static inline uint64_t csluice_monotonic_nanoseconds(void) {
 }
 
 // The monotonic clock as of the last timer tick (`CLOCK_MONOTONIC_COARSE`, Linux): never ahead of
-// `csluice_monotonic_nanoseconds()`, behind it by about one tick (`csluice_monotonic_coarse_resolution()`), and about
-// a third of its cost (no time-stamp counter read). Elsewhere the precise clock, with a resolution of 0.
+// `csluice_monotonic_nanoseconds()`, behind it by about one tick (`csluice_monotonic_coarse_resolution()`), and
+// cheaper to read (no time-stamp counter read). Elsewhere the precise clock, with a resolution of 0.
 static inline uint64_t csluice_monotonic_coarse_nanoseconds(void) {
     struct timespec time;
 #ifdef CLOCK_MONOTONIC_COARSE
@@ -165,8 +165,8 @@ static inline uint64_t csluice_monotonic_coarse_resolution(void) {
 #endif
 }
 
-// The calling thread's identity (`ThreadID`), inline in Swift's callers: as a call into Sluice, `ThreadID.current`
-// cost 10 instructions on top of `pthread_self` (callgrind).
+// The calling thread's identity (`ThreadID`), inline in Swift's callers, which look it up at least twice per
+// dispatch through a middleware: a lookup is `pthread_self` and no call into Sluice.
 
 /// The calling thread's `pthread_t`, as an integer (a pointer to its control block on glibc, musl and Darwin).
 static inline uintptr_t csluice_thread_self(void) {

@@ -37,8 +37,8 @@ final class BinaryEncoder {
     /// of the 512 KiB stack of a Dispatch worker or a Swift concurrency thread, the smallest a journal decodes on.
     static let maximumDepth = 64
 
-    // `@exclusivity(unchecked)`: one thread uses an encoder at a time, and the dynamic exclusivity checks were a
-    // quarter of the instructions of encoding a small action (callgrind).
+    // `@exclusivity(unchecked)`: one thread uses an encoder at a time, and the dynamic exclusivity checks would be
+    // a large part of encoding a small action.
     @exclusivity(unchecked) fileprivate var bytes: [UInt8] = []
     /// The ids of the containers still open, outermost first.
     @exclusivity(unchecked) fileprivate var open: [UInt32] = []

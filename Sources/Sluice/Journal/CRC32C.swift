@@ -3,7 +3,7 @@ import CSluiceSupport
 /// CRC-32C (Castagnoli), the checksum of every journal record and snapshot.
 ///
 /// With the processor's CRC-32C instruction where it has one (`csluice_crc32c`: SSE 4.2 on x86-64, the ARMv8 CRC32
-/// extension), about ten times faster than the tables on the snapshots and segments that recovery checks;
+/// extension), much faster than the tables on the snapshots and segments that recovery checks;
 /// otherwise table-driven, slicing by eight: eight 256-entry tables let the loop consume eight bytes per step.
 /// CRC-32C rather than the zlib CRC-32 because it detects more error patterns in the record sizes a journal writes,
 /// and because it is the checksum of iSCSI, ext4 and PostgreSQL's WAL, so that a tool can check a record without

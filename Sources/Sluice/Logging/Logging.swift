@@ -409,7 +409,7 @@ extension Middlewares {
         let format = LogLineFormat(
             maxLineLength: maxLineLength,
             maxChanges: maxChanges,
-            // Decided once: reflection costs microseconds per action, a type's own description usually not.
+            // Decided once: reflection is the costly part of a line, a type's own description usually not.
             actionHasDescription: Action.self is any CustomStringConvertible.Type
         )
         return Middleware { api in

@@ -26,7 +26,7 @@
 ///
 /// The store moves its state into the reducer and back, so a reducer that appends to an array inside a large
 /// state does not copy the array, also through ``withKey(_:use:)`` and ``combineReducers(_:)-(Reducer<State,Action>...)``.
-/// Whether *your* closure copies depends on how it is written (measured on Swift 6.3.1):
+/// Whether *your* closure copies depends on how it is written (with Swift 6.3.1):
 ///
 /// | reducer written as | release build | debug build |
 /// |---|---|---|

@@ -54,11 +54,12 @@ struct EffectRun<State: Sendable, Action: Sendable>: Sendable {
 /// guarded by `lock`. They are not one ``Locked`` value because the per-action path (``receive(_:_:)``,
 /// ``perform(_:_:)``) takes and gives up the lock with `lock()` and `unlock()` around the machine's call, with a rare
 /// closing branch in between, so that the common path inlines without a closure and its context; the fields are
-/// `@exclusivity(unchecked)` for the same reason (callgrind, `DispatchProfile throttle`).
+/// `@exclusivity(unchecked)` for the same reason: the lock already keeps their accesses exclusive, and the dynamic
+/// checks would run on every action.
 ///
 /// The per-action path is `@inlinable`, so that it is specialized for the store's state and action types in the
-/// caller's module: unspecialized, it built generic type metadata on every action (about 2,000 instructions for
-/// an action that `throttle` drops).
+/// caller's module: unspecialized, it would instantiate generic type metadata on every action, including one that
+/// `throttle` drops.
 ///
 /// Most actions that reach a `throttle` find its window open, and its machine then decides alike for any time
 /// before the window's end (``TimedStateMachine/alikeUntil``): it drops the action (leading only) or makes it the
@@ -67,7 +68,7 @@ struct EffectRun<State: Sendable, Action: Sendable>: Sendable {
 /// (``TimedStateMachine/dropsUntilThen``) drops the action without the lock, and any other machine is given the time
 /// without a precise clock read. The instant never moves backward, so a stale read is an earlier instant, which only
 /// sends the action down the exact path. On Linux, with the default scheduler, that comparison reads the coarse
-/// monotonic clock (the time of the last timer tick, a third of the cost of the precise clock): the time is before
+/// monotonic clock (the time of the last timer tick, cheaper to read than the precise clock): the time is before
 /// the instant if the coarse time plus six ticks is, and otherwise ``receive(_:_:)`` reads the precise clock. Six,
 /// because the coarse clock is updated by one CPU's tick, and when that CPU stalls (a virtual machine's CPU
 /// descheduled by its host) another CPU forces the update only after five ticks without one.
@@ -77,8 +78,8 @@ struct EffectRun<State: Sendable, Action: Sendable>: Sendable {
 /// `debounce` without `maxWait`, each with an interval of at least ten times that lateness) is given, for an action
 /// outside that instant, the coarse time plus that lag instead of a precise read: an upper bound of the time, so
 /// that a deadline computed from it is never early, and at most six ticks late, within the leeway that libdispatch
-/// gives a timer of that interval (a tenth of it). The precise clock costs about three times the coarse
-/// one, and a held `delay` or `debounce` action would otherwise read it every time. A scheduler that conforms to
+/// gives a timer of that interval (a tenth of it). The precise clock costs more to read than the coarse one, and a
+/// held `delay` or `debounce` action would otherwise read it every time. A scheduler that conforms to
 /// ``CoarseClockScheduler`` gets the same treatment with its own two readings (tests use one on virtual time).
 @usableFromInline
 final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {

@@ -18,9 +18,9 @@ import Android
 /// which predate `Mutex` (macOS 15, iOS 18); `Mutex` has no condition variable, which the store's pipeline waits on;
 /// and it makes `swift test --sanitize=thread` report false "Swift access race" warnings. `NSLock` would add
 /// Foundation to the dependency graph. State that a lock guards lives inside it, in a ``Locked`` value; a bare `Lock`
-/// is for the pipeline, whose waits need the condition. On Linux a `pthread_mutex_t` cost 57 instructions a round trip and a system call on each side of
-/// every collision of two threads; the futex lock takes one compare-and-swap and gives up with one exchange, and spins a
-/// little before it sleeps.
+/// is for the pipeline, whose waits need the condition. On Linux the futex lock is taken with one compare-and-swap and
+/// given up with one exchange, inline, and spins a little before it sleeps, where a `pthread_mutex_t` is a call into
+/// glibc on each side and a system call on each side of every collision of two threads.
 ///
 /// The lock lives in its own heap allocation because it must never move in memory. In debug builds it records its
 /// holder, so that a thread that takes it twice (a reducer that calls back into its own store) stops with a message
@@ -45,8 +45,8 @@ package final class Lock: @unchecked Sendable {
 
     /// Acquires the mutex, waiting for it if another thread holds it.
     ///
-    /// Inlinable, like ``unlock()``: every dispatch locks at least once, and as a call into Sluice each of the two
-    /// cost 14 instructions more than the lock itself (callgrind).
+    /// Inlinable, like ``unlock()``: every dispatch locks at least once, and inline each of the two is the lock's
+    /// own operation, with no call into Sluice around it.
     @inlinable
     package func lock() {
         Lock.lock(handle)
@@ -177,8 +177,8 @@ package struct ThreadID: Equatable, Sendable {
 
     /// The thread that runs this code.
     ///
-    /// Inlinable: a pipeline's owner looks itself up at least twice per dispatch through a middleware, and as a call
-    /// into Sluice each lookup cost 10 instructions more than `pthread_self` (callgrind).
+    /// Inlinable: a pipeline's owner looks itself up at least twice per dispatch through a middleware, and inline
+    /// each lookup is `pthread_self`, with no call into Sluice around it.
     @inlinable
     package static var current: ThreadID {
         ThreadID(raw: csluice_thread_self())
@@ -223,10 +223,9 @@ package struct ThreadWakeUp: Sendable {
 /// action over to that thread instead of waiting for it: waiting could deadlock when the other thread dispatches
 /// back (two stores whose subscribers dispatch into each other, driven from two threads).
 ///
-/// The variable is a C `__thread` variable (`CSluiceSupport`): one instruction to read or change, where
-/// `pthread_getspecific` costs about twenty and a Swift global's lazy initialization more. Inlinable: as a call, the
-/// two changes of an uncontended dispatch cost 24 instructions (callgrind), more than the rest of taking and giving up
-/// the pipeline.
+/// The variable is a C `__thread` variable (`CSluiceSupport`): a plain load or store, where `pthread_getspecific` is
+/// a call into the C library and a Swift global adds its lazy initialization. Inlinable: an uncontended dispatch
+/// changes it twice, and as calls those changes would cost more than the rest of taking and giving up the pipeline.
 @usableFromInline
 package enum OwnedPipelines {
     /// The number of pipelines the calling thread owns.
