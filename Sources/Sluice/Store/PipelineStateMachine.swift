@@ -174,7 +174,7 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
 
     /// Whether a thread owns the pipeline.
     ///
-    /// Compares the raw value: `ThreadID.none` is a global whose lazy accessor cost 20 instructions per dispatch.
+    /// Compares the raw value: `ThreadID.none` is a global, read through a lazy accessor on every use.
     @inlinable
     var isOwned: Bool { owner.raw != 0 }
 
@@ -343,7 +343,7 @@ struct PipelineStateMachine<Action, WakeUp, Continuation> {
     /// owner and calls `release` again afterwards. A waiting thread is woken to take the pipeline, which goes
     /// idle (``Release/wake(_:)``): a running thread that dispatches before it has been scheduled takes it first,
     /// instead of every dispatch waiting for the next thread in line to be scheduled (the convoy of strict hand-over,
-    /// 11 to 12 µs per dispatch with four threads through a middleware on two cores). If a thread woken earlier has
+    /// where every dispatch pays a thread's wake-up). If a thread woken earlier has
     /// not come back yet, the pipeline just goes idle (``Release/idle``): that thread takes it. A thread that has
     /// waited longer than ``starvation`` is handed the pipeline directly (``Release/handOver(_:)``).
     @inlinable

@@ -45,8 +45,8 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     let reduce: @Sendable (inout State, Action) -> Void
 
     // Guarded by `lock`. `@exclusivity(unchecked)`: the lock already makes every access exclusive, and the dynamic
-    // check that Swift otherwise performs on each access to a class's `var` was the largest cost of a dispatch
-    // (about 170 of 380 instructions without middleware, measured with callgrind).
+    // check that Swift otherwise performs on each access to a class's `var` would be the largest cost of a
+    // dispatch.
     @usableFromInline @exclusivity(unchecked)
     var subscribers: ContiguousArray<Subscriber> = []
     /// Who owns the pipeline, what is queued for it and who waits for it (`PipelineStateMachine.swift`), once the
@@ -341,7 +341,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// someone waits, the store closed): drains and releases through the machine. Through `entry`, the same chain
     /// while the store is alive (with it gone, the queue is dropped): the caller's `chain` is not used after its
     /// run, which spares a retain and a release of its context per dispatch. Out of line, so that the fast path
-    /// around it keeps its registers (callgrind: inlined, it cost every dispatch through middleware two moves).
+    /// around it keeps its registers (inlined, it costs every dispatch through middleware register moves).
     @inlinable @inline(never)
     func releaseThroughMachine() {
         lock.lock()
@@ -458,9 +458,9 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         }
         takeLocked(ThreadID.current)
         lock.unlock()
-        // `chain!`, not `guard let chain` nor `chain.unsafelyUnwrapped`: either made the optimizer copy the closure,
-        // a retain and a release of its context per action (two atomic operations, 56 instructions with one
-        // middleware in callgrind). `chain` is a borrowed parameter: the caller keeps it alive.
+        // `chain!`, not `guard let chain` nor `chain.unsafelyUnwrapped`: either makes the optimizer copy the closure,
+        // a retain and a release of its context (two atomic operations) per action. `chain` is a borrowed
+        // parameter: the caller keeps it alive.
         chain!(action)
         drainQueue(through: chain)
     }
