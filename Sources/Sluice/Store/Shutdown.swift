@@ -142,7 +142,7 @@ extension StoreCore {
 
     /// Waits until no thread is dispatching on the store or waiting in line to (the pipeline is idle while a thread
     /// woken to take it is on its way) and none is running what a dispatch left for after the pipeline (a logged
-    /// line, ``StoreCore/leftWorkRunning``), until `deadline`, or until the calling task is cancelled.
+    /// line, counted in the ledger), until `deadline`, or until the calling task is cancelled.
     ///
     /// Not polled: while the store refuses dispatches, every owner that leaves the pipeline idle tells the ledger
     /// (``StoreWork/pipelineWentIdle()``), which wakes this wait to look again. The generation read before looking
@@ -150,9 +150,10 @@ extension StoreCore {
     func waitForFreePipeline(until deadline: ContinuousClock.Instant) async {
         while !Task.isCancelled {
             let generation = work.pipelineIdleGeneration
-            let isBusy = lock.withLock {
-                pipeline.isOwned || pipeline.waiterCount > 0 || !pipeline.woken.isEmpty || leftWorkRunning > 0
-            }
+            // The pipeline first: an owner counts its left work in the ledger before it gives the pipeline up.
+            let isBusy =
+                lock.withLock { pipeline.isOwned || pipeline.waiterCount > 0 || !pipeline.woken.isEmpty }
+                || work.isLeftWorkRunning
             guard isBusy, await work.waitForPipelineIdle(after: generation, until: deadline) else { return }
         }
     }

@@ -72,10 +72,6 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// gives the pipeline up (``drainThenRunLeftWorkLocked(through:)``) and runs it then, outside the lock.
     @usableFromInline @exclusivity(unchecked)
     var afterRelease: [@Sendable () -> Void] = []
-    /// How many items of left work were taken at a release and have not finished running: shutdown waits for them,
-    /// as for a free pipeline, so that it returns after the last logged line. Guarded by `lock`.
-    @usableFromInline @exclusivity(unchecked)
-    var leftWorkRunning = 0
     /// The nanoseconds that the action whose work runs now waited for the pipeline; 0 unless it waited. Read only by
     /// the pipeline's owner (see ``MiddlewareAPI/pipelineWaitOfCurrentAction``).
     @usableFromInline
@@ -313,8 +309,8 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     }
 
     /// Runs work left for after a release, taken by ``drainThenRunLeftWorkLocked(through:)`` or handed to a served
-    /// task (``takeLeftWorkLocked()``), then tells shutdown, which waits for it as for a free pipeline
-    /// (``leftWorkRunning``). Called without `lock`.
+    /// task (``takeLeftWorkLocked()``), then tells the ledger, which shutdown waits on
+    /// (``StoreWork/leftWorkEnded(_:)``). Called without `lock`.
     @inlinable
     func runLeftWork(_ left: [@Sendable () -> Void]) {
         if left.isEmpty {
@@ -323,18 +319,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         for item in left {
             item()
         }
-        leftWorkFinished(left.count)
-    }
-
-    /// `count` items of left work finished running: wakes shutdown if the store refuses dispatches.
-    @usableFromInline
-    func leftWorkFinished(_ count: Int) {
-        lock.lock()
-        leftWorkRunning -= count
-        if pipelineStorage.phase != .open {
-            work.pipelineWentIdle()
-        }
-        lock.unlock()
+        work.leftWorkEnded(left.count)
     }
 
     /// The end of a fast-path run whose owner word the state machine took over meanwhile (something was queued,
@@ -598,15 +583,16 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         runLeftWork(left)
     }
 
-    /// The work left for after the release (``afterRelease``), taken out of it and counted in ``leftWorkRunning``
-    /// until ``runLeftWork(_:)`` ran it; empty, without allocating, when there is none. Called by the owner with
-    /// `lock` held.
+    /// The work left for after the release (``afterRelease``), taken out of it and counted in the ledger
+    /// (``StoreWork/leftWorkBegan(_:)``) until ``runLeftWork(_:)`` ran it; empty, without allocating, when there is
+    /// none. Called by the owner with `lock` held, before it gives the pipeline up, so that shutdown, which waits
+    /// for a free pipeline, finds the work counted once the pipeline is free.
     @inlinable
     func takeLeftWorkLocked() -> [@Sendable () -> Void] {
         if _fastPath(afterRelease.isEmpty) {
             return []
         }
-        leftWorkRunning += afterRelease.count
+        work.leftWorkBegan(afterRelease.count)
         defer { afterRelease = [] }
         return afterRelease
     }

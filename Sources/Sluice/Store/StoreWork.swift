@@ -13,6 +13,8 @@
 ///   shutdown can run what it owes now. Once flushed, a modifier reports here whether it is busy (performing runs,
 ///   on whatever thread) and whether it owes runs again; shutdown waits on these counts (see
 ///   ``settleTimedEffects(until:)``).
+/// - Left work: what an owner left for after it gave the pipeline up (a logged line), from the release that took it
+///   to the end of its run; shutdown's wait for a free pipeline waits for it too.
 /// - The failure handler given to the store, called for errors of effects that nobody else sees.
 /// - The shutdown's progress: the first call performs it, later and concurrent calls wait for its report.
 ///
@@ -326,6 +328,37 @@ final class StoreWork: Sendable {
         }
     }
 
+    /// `count` items of work left for after a release (``StoreCore/runAfterRelease(_:)``: a logged line) were taken
+    /// and run from now until ``leftWorkEnded(_:)``; shutdown's wait for a free pipeline waits for them too, so that
+    /// it returns after the last logged line. Called by the owner that gives the pipeline up, with the store's lock
+    /// held.
+    @usableFromInline
+    func leftWorkBegan(_ count: Int) {
+        state.withLock { $0.leftWorkRunning += count }
+    }
+
+    /// `count` items of left work finished running: once none runs, wakes a shutdown that waits for the pipeline,
+    /// which looks at it again.
+    @usableFromInline
+    func leftWorkEnded(_ count: Int) {
+        let ready: [CheckedContinuation<Void, Never>] = state.withLock {
+            $0.leftWorkRunning -= count
+            guard $0.leftWorkRunning == 0 else { return [] }
+            // A new generation even with nobody waiting yet: a shutdown that saw the work running, and is about to
+            // wait for the generation it read before looking, must not miss this end.
+            $0.pipelineIdleGeneration &+= 1
+            return $0.takeReadyWaiters()
+        }
+        for continuation in ready {
+            continuation.resume()
+        }
+    }
+
+    /// Whether work left for after a release is running.
+    var isLeftWorkRunning: Bool {
+        state.withLock { $0.leftWorkRunning > 0 }
+    }
+
     /// Whether a shutdown waits for the pipeline to go idle now (for tests, which cannot see that wait otherwise).
     var isWaitingForPipelineIdle: Bool {
         state.withLock { ledger in
@@ -530,8 +563,11 @@ private struct Ledger: Sendable {
     var phase = Phase.open
     /// Tasks that ended while shutdown was waiting.
     var finishedDuringShutdown = 0
-    /// How many times the pipeline went idle while the store refused dispatches.
+    /// How many times the pipeline went idle while the store refused dispatches, or the work left for after a
+    /// release finished.
     var pipelineIdleGeneration: UInt64 = 0
+    /// Items of work left for after a release that were taken and have not finished running.
+    var leftWorkRunning = 0
 
     mutating func makeWaiterKey() -> UInt64 {
         nextWaiterKey &+= 1
