@@ -15,26 +15,35 @@ struct FIFO<Element> {
     /// The slot of the oldest element; the slots before it are cleared.
     @usableFromInline
     var head = 0
+    /// The slot after the newest element. Both go back to 0 whenever the queue empties, so that `isEmpty` is one
+    /// test and the queue reuses its slots from the start.
+    @usableFromInline
+    var tail = 0
 
     @inlinable
     init() {}
 
     @inlinable
-    var isEmpty: Bool { head == slots.count }
+    var isEmpty: Bool { tail == 0 }
 
     @inlinable
-    var count: Int { slots.count - head }
+    var count: Int { tail - head }
 
     /// The elements, oldest first.
     @inlinable
     var elements: [Element] {
-        slots[head...].map { $0.unsafelyUnwrapped }
+        slots[head..<tail].map { $0.unsafelyUnwrapped }
     }
 
     /// Appends `element` behind every element appended before it.
     @inlinable
     mutating func append(_ element: consuming Element) {
-        slots.append(element)
+        if tail < slots.count {
+            slots[tail] = element
+        } else {
+            slots.append(element)
+        }
+        tail += 1
     }
 
     /// Removes and returns the oldest element; the queue must not be empty.
@@ -42,14 +51,23 @@ struct FIFO<Element> {
     mutating func removeFirst() -> Element {
         let element = slots[head].take().unsafelyUnwrapped
         head += 1
-        if head == slots.count {
-            slots.removeAll(keepingCapacity: true)
+        if head == tail {
             head = 0
-        } else if _slowPath(head > 64 && head * 2 > slots.count) {
-            slots.removeFirst(head)
-            head = 0
+            tail = 0
+        } else if _slowPath(head > 64 && head * 2 > tail) {
+            moveToFront()
         }
         return element
+    }
+
+    /// Moves the elements to the first slots, the cleared ones behind them; out of line, as it is rare.
+    @usableFromInline @inline(never)
+    mutating func moveToFront() {
+        for offset in 0..<count {
+            slots.swapAt(offset, head + offset)
+        }
+        tail = count
+        head = 0
     }
 
     /// Removes every element and returns them, oldest first, so that the caller can release them where it chooses
@@ -60,8 +78,11 @@ struct FIFO<Element> {
             return []
         }
         let removed = elements
-        slots.removeAll(keepingCapacity: true)
+        for slot in head..<tail {
+            slots[slot] = nil
+        }
         head = 0
+        tail = 0
         return removed
     }
 }
