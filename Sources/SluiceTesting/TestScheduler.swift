@@ -134,26 +134,6 @@ public final class TestScheduler: EffectScheduler, Sendable {
     }
 }
 
-// MARK: - Deprecated: `DispatchTimeInterval`
-
-extension TestScheduler {
-    /// `advance(by:)` with a `DispatchTimeInterval`, which it converts exactly; `.never` runs all the work there is,
-    /// like ``run()``.
-    @available(*, deprecated, message: "pass the interval as a Duration (all the work: run())")
-    public func advance(by interval: some _DispatchTimeIntervalValue) {
-        advance(by: Duration(interval))
-    }
-
-    /// `letTimePass(by:)` with a `DispatchTimeInterval`, which it converts exactly; `.never` stops the program.
-    @available(*, deprecated, message: "pass the interval as a Duration")
-    public func letTimePass(by interval: some _DispatchTimeIntervalValue) {
-        if case .never = interval._dispatchTimeInterval {
-            usageError("TestScheduler.letTimePass(by:): the interval must not be .never.")
-        }
-        letTimePass(by: Duration(interval))
-    }
-}
-
 /// The pending work of a ``TestScheduler``: a binary heap ordered by deadline, then by the order of scheduling.
 ///
 /// The heap holds plain values (deadline, sequence, slot), so that sifting moves no references; the work itself

@@ -69,6 +69,33 @@ import Testing
         }
     }
 
+    @Test func theSnapshotEffectSavesAtTheLongestWaitUnderSteadyLoad() async throws {
+        try await withTemporaryDirectory { directory in
+            let scheduler = TestScheduler()
+            let journal = try Journal(directory: directory)
+            defer { journal.close() }
+            let snapshot: SideEffect<LedgerState, LedgerAction> = Middlewares.snapshot(
+                to: journal,
+                debounce: .seconds(5),
+                maxWait: .seconds(8),
+                reducerVersion: 2
+            )
+            let store = try Store<LedgerState, LedgerAction>(
+                recoveringFrom: journal,
+                durability: .everyAction,
+                initialState: LedgerState(),
+                reducer: ledgerReducer,
+                middleware: [Middleware(snapshot)],
+                dependencies: .test { $0.scheduler = scheduler }
+            )
+            for value in 1...4 {
+                store.dispatch(.add(value))
+                scheduler.advance(by: .seconds(3))  // never 5 s of quiet: only the longest wait saves
+            }
+            #expect(try journal.storage.snapshotSequences() == [3])  // at 8 s, after the third action (at 6 s)
+        }
+    }
+
     @Test func theRecoveringInitializerTakesTheStoresDependencies() async throws {
         try await withTemporaryDirectory { directory in
             let journal = try Journal(directory: directory)

@@ -25,12 +25,6 @@ public struct RandomSource: RandomNumberGenerator, Sendable {
         RandomSource(.system)
     }
 
-    /// The system's generator; renamed ``live``.
-    @available(*, deprecated, renamed: "live")
-    public static var system: RandomSource {
-        live
-    }
-
     /// A reproducible generator (SplitMix64) that starts from `seed`: the same seed gives the same numbers.
     public static func seeded(_ seed: UInt64) -> RandomSource {
         RandomSource(.seeded(SplitMix64(state: seed)))

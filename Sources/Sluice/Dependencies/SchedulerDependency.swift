@@ -30,13 +30,6 @@ extension StoreDependencies {
         set { self[SchedulerKey.self] = newValue }
     }
 
-    /// The store's scheduler; renamed ``scheduler``.
-    @available(*, deprecated, renamed: "scheduler")
-    public var clock: any EffectScheduler {
-        get { scheduler }
-        set { scheduler = newValue }
-    }
-
     /// The scheduler, if these dependencies set one.
     var schedulerIfSet: (any EffectScheduler)? {
         valueIfSet(SchedulerKey.self)

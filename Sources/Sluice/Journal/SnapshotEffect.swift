@@ -1,5 +1,3 @@
-public import Dispatch
-
 extension Middlewares {
     /// A side effect that saves the store's state in `journal` once the actions pause: a debounced
     /// ``Journal/snapshot(_:reducerVersion:)-(MiddlewareAPI<State,Action>,_)`` that runs on the modifier's
@@ -49,17 +47,5 @@ extension Middlewares {
                 }
             }
         )
-    }
-
-    /// ``snapshot(to:debounce:maxWait:reducerVersion:)-(_,Duration,_,_)`` with `DispatchTimeInterval`s, which it
-    /// converts exactly; a `maxWait` of `.never` is no limit.
-    @available(*, deprecated, message: "pass the intervals as Durations (no limit: maxWait nil, the default)")
-    public static func snapshot<State: Encodable & Sendable, Action: Sendable>(
-        to journal: Journal,
-        debounce interval: some _DispatchTimeIntervalValue,
-        maxWait: DispatchTimeInterval = .never,
-        reducerVersion: Int = 0
-    ) -> SideEffect<State, Action> {
-        snapshot(to: journal, debounce: Duration(interval), maxWait: maxWait.duration, reducerVersion: reducerVersion)
     }
 }

@@ -162,48 +162,6 @@ extension Duration {
         )
         return overflow || sumOverflow ? nil : sum
     }
-
-    /// The same span of time as `interval`, exactly; `.never` becomes an interval past the end of `DispatchTime`,
-    /// which never ends either (see `nanoseconds(checking:)`). For the deprecated `DispatchTimeInterval` forms.
-    @usableFromInline
-    package init(_ interval: some _DispatchTimeIntervalValue) {
-        self = interval._dispatchTimeInterval.duration ?? .seconds(Int64.max)
-    }
-}
-
-/// A `DispatchTimeInterval` value, as the deprecated `DispatchTimeInterval` forms of the APIs that take a span of
-/// time accept it; not API.
-///
-/// Those forms take a generic value of this protocol rather than a `DispatchTimeInterval`, so that only a value
-/// reaches them: a literal such as `.milliseconds(100)`, which `Duration` spells alike, finds no member on a generic
-/// parameter and so resolves to the `Duration` form in every context. With a plain `DispatchTimeInterval` parameter
-/// marked `@_disfavoredOverload`, a call in an `async` function picked the deprecated form: the type checker counts
-/// the call of the synchronous function `Duration.milliseconds` in an asynchronous context against the `Duration`
-/// form, which weighs more than a disfavored overload, and the enum case of `DispatchTimeInterval` is no such call.
-/// It goes away with those forms.
-public protocol _DispatchTimeIntervalValue {
-    /// The interval.
-    var _dispatchTimeInterval: DispatchTimeInterval { get }
-}
-
-extension DispatchTimeInterval: _DispatchTimeIntervalValue {
-    /// The interval itself.
-    public var _dispatchTimeInterval: DispatchTimeInterval { self }
-}
-
-extension DispatchTimeInterval {
-    /// The same span of time as a `Duration`, exactly; `nil` for `.never`.
-    @usableFromInline
-    package var duration: Duration? {
-        switch self {
-        case .seconds(let seconds): .seconds(seconds)
-        case .milliseconds(let milliseconds): .milliseconds(milliseconds)
-        case .microseconds(let microseconds): .microseconds(microseconds)
-        case .nanoseconds(let nanoseconds): .nanoseconds(nanoseconds)
-        case .never: nil
-        @unknown default: nil
-        }
-    }
 }
 
 extension DispatchTime {

@@ -80,39 +80,6 @@ extension Middlewares {
     }
 }
 
-// MARK: - Deprecated: `DispatchTimeInterval`
-
-extension Middlewares {
-    /// ``debounce(_:maxWait:runs:on:_:)-(Duration,_,_,_,SideEffect<State,Action>)`` with `DispatchTimeInterval`s,
-    /// which it converts exactly; an `interval` of `.never` never passes, a `maxWait` of `.never` is no limit.
-    @available(*, deprecated, message: "pass the intervals as Durations (no limit: maxWait nil, the default)")
-    @inlinable
-    public static func debounce<State, Action>(
-        _ interval: some _DispatchTimeIntervalValue,
-        maxWait: DispatchTimeInterval = .never,
-        runs placement: RunPlacement = .onScheduler,
-        on scheduler: any EffectScheduler = .storeSchedulerOrOwnQueue,
-        _ effect: SideEffect<State, Action>
-    ) -> SideEffect<State, Action> {
-        debounce(Duration(interval), maxWait: maxWait.duration, runs: placement, on: scheduler, effect)
-    }
-
-    /// ``debounce(_:maxWait:runs:on:_:)-(Duration,_,_,_,(Action,MiddlewareAPI<State,Action>)->Void)`` with
-    /// `DispatchTimeInterval`s, which it converts exactly; an `interval` of `.never` never passes, a `maxWait` of
-    /// `.never` is no limit.
-    @available(*, deprecated, message: "pass the intervals as Durations (no limit: maxWait nil, the default)")
-    @inlinable
-    public static func debounce<State, Action>(
-        _ interval: some _DispatchTimeIntervalValue,
-        maxWait: DispatchTimeInterval = .never,
-        runs placement: RunPlacement = .onScheduler,
-        on scheduler: any EffectScheduler = .storeSchedulerOrOwnQueue,
-        _ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) -> Void
-    ) -> SideEffect<State, Action> {
-        debounce(Duration(interval), maxWait: maxWait.duration, runs: placement, on: scheduler, run)
-    }
-}
-
 /// The quiet timer of `debounce`, and its `maxWait` deadline.
 ///
 /// A restart only moves the deadline; the armed timer, when it fires early, re-arms itself for the nearer of the

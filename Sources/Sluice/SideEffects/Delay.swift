@@ -44,36 +44,6 @@ extension Middlewares {
     }
 }
 
-// MARK: - Deprecated: `DispatchTimeInterval`
-
-extension Middlewares {
-    /// ``delay(_:runs:on:_:)-(Duration,_,_,SideEffect<State,Action>)`` with a `DispatchTimeInterval`, which it
-    /// converts exactly; `.never` never passes.
-    @available(*, deprecated, message: "pass the interval as a Duration")
-    @inlinable
-    public static func delay<State, Action>(
-        _ interval: some _DispatchTimeIntervalValue,
-        runs placement: RunPlacement = .onScheduler,
-        on scheduler: any EffectScheduler = .storeSchedulerOrOwnQueue,
-        _ effect: SideEffect<State, Action>
-    ) -> SideEffect<State, Action> {
-        delay(Duration(interval), runs: placement, on: scheduler, effect)
-    }
-
-    /// ``delay(_:runs:on:_:)-(Duration,_,_,(Action,MiddlewareAPI<State,Action>)->Void)`` with a
-    /// `DispatchTimeInterval`, which it converts exactly; `.never` never passes.
-    @available(*, deprecated, message: "pass the interval as a Duration")
-    @inlinable
-    public static func delay<State, Action>(
-        _ interval: some _DispatchTimeIntervalValue,
-        runs placement: RunPlacement = .onScheduler,
-        on scheduler: any EffectScheduler = .storeSchedulerOrOwnQueue,
-        _ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) -> Void
-    ) -> SideEffect<State, Action> {
-        delay(Duration(interval), runs: placement, on: scheduler, run)
-    }
-}
-
 /// The queue of `delay`: one armed timer, for the oldest entry; entries fire in arrival order.
 @usableFromInline
 struct DelayStateMachine<Run: Sendable>: TimedStateMachine, Sendable {

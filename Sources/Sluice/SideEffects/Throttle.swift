@@ -99,66 +99,6 @@ extension Middlewares {
     }
 }
 
-// MARK: - Deprecated: `DispatchTimeInterval`
-
-extension Middlewares {
-    /// ``throttle(_:leading:trailing:runs:on:_:)-(Duration,_,_,_,_,SideEffect<State,Action>)`` with a
-    /// `DispatchTimeInterval`, which it converts exactly; `.never` is an interval that never ends.
-    @available(*, deprecated, message: "pass the interval as a Duration (never ending: .seconds(Int64.max))")
-    @inlinable
-    public static func throttle<State, Action>(
-        _ interval: some _DispatchTimeIntervalValue,
-        leading: Bool = true,
-        trailing: Bool = false,
-        runs placement: RunPlacement = .onScheduler,
-        on scheduler: any EffectScheduler = .storeSchedulerOrOwnQueue,
-        _ effect: SideEffect<State, Action>
-    ) -> SideEffect<State, Action> {
-        throttle(Duration(interval), leading: leading, trailing: trailing, runs: placement, on: scheduler, effect)
-    }
-
-    /// ``throttle(_:leading:trailing:runs:on:_:)-(Duration,_,_,_,_,(Action,MiddlewareAPI<State,Action>)->Void)``
-    /// with a `DispatchTimeInterval`, which it converts exactly; `.never` is an interval that never ends.
-    @available(*, deprecated, message: "pass the interval as a Duration (never ending: .seconds(Int64.max))")
-    @inlinable
-    public static func throttle<State, Action>(
-        _ interval: some _DispatchTimeIntervalValue,
-        leading: Bool = true,
-        trailing: Bool = false,
-        runs placement: RunPlacement = .onScheduler,
-        on scheduler: any EffectScheduler = .storeSchedulerOrOwnQueue,
-        _ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) -> Void
-    ) -> SideEffect<State, Action> {
-        throttle(Duration(interval), leading: leading, trailing: trailing, runs: placement, on: scheduler, run)
-    }
-
-    /// ``throttle(_:latest:runs:on:_:)-(Duration,_,_,_,SideEffect<State,Action>)`` with a `DispatchTimeInterval`,
-    /// which it converts exactly; `.never` is an interval that never ends.
-    @available(*, deprecated, message: "pass the interval as a Duration (never ending: .seconds(Int64.max))")
-    @inlinable
-    public static func throttle<State, Action>(
-        _ interval: some _DispatchTimeIntervalValue,
-        latest: Bool,
-        on scheduler: any EffectScheduler = .storeSchedulerOrOwnQueue,
-        _ effect: SideEffect<State, Action>
-    ) -> SideEffect<State, Action> {
-        throttle(Duration(interval), latest: latest, on: scheduler, effect)
-    }
-
-    /// ``throttle(_:latest:runs:on:_:)-(Duration,_,_,_,(Action,MiddlewareAPI<State,Action>)->Void)`` with a
-    /// `DispatchTimeInterval`, which it converts exactly; `.never` is an interval that never ends.
-    @available(*, deprecated, message: "pass the interval as a Duration (never ending: .seconds(Int64.max))")
-    @inlinable
-    public static func throttle<State, Action>(
-        _ interval: some _DispatchTimeIntervalValue,
-        latest: Bool,
-        on scheduler: any EffectScheduler = .storeSchedulerOrOwnQueue,
-        _ run: @escaping @Sendable (Action, MiddlewareAPI<State, Action>) -> Void
-    ) -> SideEffect<State, Action> {
-        throttle(Duration(interval), latest: latest, on: scheduler, run)
-    }
-}
-
 /// The windows of `throttle`.
 @usableFromInline
 struct ThrottleStateMachine<Run: Sendable>: TimedStateMachine, Sendable {

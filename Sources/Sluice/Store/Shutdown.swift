@@ -43,12 +43,6 @@ extension Store {
         }
         return await core.shutdown(timeout: timeout)
     }
-
-    /// The number of dispatches refused since ``shutdown(timeout:)`` began.
-    @available(*, deprecated, message: "Read statistics.refusedDispatches: the one place for the store's counts.")
-    public var refusedDispatchCount: Int {
-        core.refusedDispatches
-    }
 }
 
 /// What ``Store/shutdown(timeout:)`` did.

@@ -173,7 +173,7 @@ func eventually(_ condition: () -> Bool) async {
         try await task.value
         store.dispatch(.add(1))
         #expect(store.state.total == 0)
-        #expect(store.refusedDispatchCount == 1)
+        #expect(store.statistics.refusedDispatches == 1)
         #expect(log.recorded.contains { $0.message == "store stopped" })
     }
 
