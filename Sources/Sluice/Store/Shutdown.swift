@@ -152,11 +152,6 @@ extension StoreCore {
         }
     }
 
-    /// The number of dispatches refused since shutdown began.
-    var refusedDispatches: Int {
-        lock.withLock { pipelineStorage.statistics.refusedDispatches }
-    }
-
     /// Whether the store refuses dispatches now: shutdown began, or the store is gone.
     var isRefusingDispatches: Bool {
         lock.withLock { pipelineStorage.phase != .open }
