@@ -85,10 +85,10 @@ public final class PostgresFollower<State: Sendable & Decodable, Action: Sendabl
         )
         applied = 0
         committedHead = 0
-        let connection = try await connect()
-        defer { Task { try? await connection.close() } }
-        try await loadSnapshot(on: connection)
-        try await catchUp(on: connection)
+        try await withNewConnection(reading: "the snapshot and records of \(configuration.storeID)") { connection in
+            try await self.loadSnapshot(on: connection)
+            try await self.catchUp(on: connection)
+        }
     }
 
     /// The replica's state (``store``'s).
@@ -164,9 +164,9 @@ public final class PostgresFollower<State: Sendable & Decodable, Action: Sendabl
     /// Applies every committed record now (one range query); for tests and for a reader that needs the latest
     /// state.
     public func catchUp() async throws(PostgresJournalError) {
-        let connection = try await connect()
-        defer { Task { try? await connection.close() } }
-        try await catchUp(on: connection)
+        try await withNewConnection(reading: "records of \(configuration.storeID)") { connection in
+            try await self.catchUp(on: connection)
+        }
     }
 
     /// Waits until the replica applied `sequence`, or `timeout` passed; returns whether it did.
@@ -181,36 +181,57 @@ public final class PostgresFollower<State: Sendable & Decodable, Action: Sendabl
 
     // MARK: - Tailing
 
+    /// Follows the stream on `connection` until it closes or fails, or the task is cancelled.
+    ///
+    /// A notification, a tick of the poll and the start of listening each wake one task that reads the records
+    /// after the last applied one: a notification only wakes, so one that is lost delays its records by at most
+    /// `pollInterval`, and none is skipped. The session ends as soon as the connection closes, which a task of its
+    /// own waits for; the listen is not awaited and each statement is abandoned on cancellation (see
+    /// `PostgresConnection+UnlessClosed.swift`), so that nothing holds the reconnect: neither a statement sent as
+    /// the connection closed, which PostgresNIO never answers, nor a listen that does not end with its connection.
     private func tail(on connection: PostgresConnection) async throws {
         let storeID = configuration.storeID
         let (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let pollInterval = pollInterval
-        try await connection.listen(on: PostgresSchema.channel) { notifications in
-            try await self.catchUp(on: connection)
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { [weak self] in
+        // Listening only notes the head and wakes the reader, so it is not awaited: a listen that outlives its
+        // connection cannot hold the session. When it ends, the connection is of no more use: closing it ends the
+        // session below.
+        let listening = Task { [weak self] in
+            do {
+                try await connection.listen(on: PostgresSchema.channel) { notifications in
+                    // Records committed before LISTEN took effect are read now; each later one is notified.
+                    wake.yield()
                     for try await notification in notifications {
                         guard let head = Self.committedHead(in: notification.payload, of: storeID) else { continue }
                         self?.noteCommitted(head)
                         wake.yield()
                     }
-                    throw PostgresJournalError.database(operation: "listening", description: "connection closed")
                 }
-                group.addTask {
-                    while !Task.isCancelled {
-                        try await Task.sleep(for: pollInterval)
-                        wake.yield()
-                    }
-                }
-                group.addTask { [weak self] in
-                    for await _ in wakes {
-                        guard let self else { return }
-                        try await self.catchUp(on: connection)
-                    }
-                }
-                defer { group.cancelAll() }
-                _ = try await group.next()
+            } catch {
+                // Lost connection, failed LISTEN or cancellation: the same end.
             }
+            try? await connection.close()
+        }
+        defer { listening.cancel() }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                try await connection.waitUntilClosed()
+                throw PostgresJournalError.database(operation: "following", description: "connection closed")
+            }
+            group.addTask {
+                while !Task.isCancelled {
+                    try await Task.sleep(for: pollInterval)
+                    wake.yield()
+                }
+            }
+            group.addTask { [weak self] in
+                for await _ in wakes {
+                    guard let self else { return }
+                    try await self.catchUp(on: connection)
+                }
+            }
+            defer { group.cancelAll() }
+            _ = try await group.next()
         }
     }
 
@@ -244,28 +265,48 @@ public final class PostgresFollower<State: Sendable & Decodable, Action: Sendabl
         }
     }
 
+    /// Runs `body` on a new connection, closed afterwards; a connection that closes under `body` ends it with
+    /// ``PostgresJournalError/database(operation:description:)`` for `operation`.
+    private func withNewConnection(
+        reading operation: String,
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> Void
+    ) async throws(PostgresJournalError) {
+        let connection = try await connect()
+        defer { Task { try? await connection.close() } }
+        do {
+            try await connection.unlessClosed { try await body(connection) }
+        } catch let error as PostgresJournalError {
+            throw error
+        } catch {
+            throw .database(operation: "reading \(operation)", description: String(reflecting: error))
+        }
+    }
+
     private func loadSnapshot(on connection: PostgresConnection) async throws(PostgresJournalError) {
         let id = configuration.storeID
         var foreign: (sequence: UInt64, version: Int)?
         let snapshots: [(Int64, Int64, Int64, ByteBuffer)]
         let oldestRecord: Int64?
         do {
-            snapshots = try await collect(
-                connection.query(
-                    """
-                    SELECT seq, reducer_version, checksum, payload FROM sluice_snapshots
-                    WHERE store_id = \(id) ORDER BY seq DESC
-                    """,
-                    logger: PostgresLink.logger
-                ).decode((Int64, Int64, Int64, ByteBuffer).self)
-            )
-            oldestRecord =
+            snapshots = try await connection.abandoningOnCancel {
+                try await collect(
+                    connection.query(
+                        """
+                        SELECT seq, reducer_version, checksum, payload FROM sluice_snapshots
+                        WHERE store_id = \(id) ORDER BY seq DESC
+                        """,
+                        logger: PostgresLink.logger
+                    ).decode((Int64, Int64, Int64, ByteBuffer).self)
+                )
+            }
+            oldestRecord = try await connection.abandoningOnCancel {
                 try await collect(
                     connection.query(
                         "SELECT min(seq) FROM sluice_records WHERE store_id = \(id)",
                         logger: PostgresLink.logger
                     ).decode(Int64?.self)
                 ).first ?? nil
+            }
         } catch {
             throw .database(operation: "loading a snapshot of \(id)", description: String(reflecting: error))
         }
@@ -300,7 +341,9 @@ public final class PostgresFollower<State: Sendable & Decodable, Action: Sendabl
         }
     }
 
-    private func catchUp(on connection: PostgresConnection) async throws(PostgresJournalError) {
+    /// Applies the records after the last applied one, read on `connection` (internal for the tests); a connection
+    /// that has closed fails it at once (see `PostgresConnection+UnlessClosed.swift`).
+    func catchUp(on connection: PostgresConnection) async throws(PostgresJournalError) {
         let id = configuration.storeID
         // Marks the statement, so that an operator (or a test) can find the follower's session.
         let marker = String(id.unicodeScalars.filter { CharacterSet.alphanumerics.contains($0) || $0 == "-" })
@@ -308,15 +351,17 @@ public final class PostgresFollower<State: Sendable & Decodable, Action: Sendabl
             let from = appliedSequence
             let rows: [(Int64, Int64, ByteBuffer)]
             do {
-                rows = try await collect(
-                    connection.query(
-                        """
-                        SELECT seq, checksum, payload FROM sluice_records /* sluice-follower:\(unescaped: marker) */
-                        WHERE store_id = \(id) AND seq > \(Int64(from)) ORDER BY seq LIMIT 5000
-                        """,
-                        logger: PostgresLink.logger
-                    ).decode((Int64, Int64, ByteBuffer).self)
-                )
+                rows = try await connection.abandoningOnCancel {
+                    try await collect(
+                        connection.query(
+                            """
+                            SELECT seq, checksum, payload FROM sluice_records /* sluice-follower:\(unescaped: marker) */
+                            WHERE store_id = \(id) AND seq > \(Int64(from)) ORDER BY seq LIMIT 5000
+                            """,
+                            logger: PostgresLink.logger
+                        ).decode((Int64, Int64, ByteBuffer).self)
+                    )
+                }
             } catch {
                 throw .database(operation: "reading records of \(id)", description: String(reflecting: error))
             }

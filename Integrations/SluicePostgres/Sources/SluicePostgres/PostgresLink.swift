@@ -140,11 +140,20 @@ enum PostgresLink {
                     logger: logger
                 )
                 if !primaryOnly { return connection }
-                var inRecovery = true
-                for try await value in try await connection.query("SELECT pg_is_in_recovery()", logger: logger)
-                    .decode(Bool.self)
-                {
-                    inRecovery = value
+                let inRecovery: Bool
+                do {
+                    // Not awaited directly: a connection that closes now would hold a query for ever.
+                    inRecovery = try await connection.unlessClosed {
+                        try await connection.abandoningOnCancel {
+                            var inRecovery = true
+                            let rows = try await connection.query("SELECT pg_is_in_recovery()", logger: logger)
+                            for try await value in rows.decode(Bool.self) { inRecovery = value }
+                            return inRecovery
+                        }
+                    }
+                } catch {
+                    try? await connection.close()
+                    throw error
                 }
                 if !inRecovery { return connection }
                 lastError = "\(endpoint) is in recovery (a standby)"

@@ -1,9 +1,10 @@
 import Foundation
 import PostgresNIO
 import Sluice
-import SluicePostgres
 import SluicePostgresLedger
 import Testing
+
+@testable import SluicePostgres
 
 /// A follower equals the writer at every checkpoint under load from several threads, and resumes after a dropped
 /// connection from its last sequence, with no gap and no duplicate.
@@ -73,6 +74,81 @@ struct FollowerTests {
         #expect(zip(counts.current, counts.current.dropFirst()).allSatisfy { $0 < $1 })
         #expect(follower.store.state == store.state)
         subscription.cancel()
+    }
+
+    /// A follower resumes from its last sequence whatever it was doing when its connection dropped: reading, between
+    /// two reads, listening, connecting. It reads every millisecond, so that most drops land between two of its
+    /// statements; the follower's task is not awaited, so that a follower that never resumes fails this test rather
+    /// than holding it.
+    @Test func followerResumesWheneverItsConnectionDrops() async throws {
+        let storeID = TestDatabase.uniqueStoreID("follower-drops")
+        let journal = try Journal(storage: PostgresJournalStorage(configuration: TestDatabase.configuration(storeID)))
+        let store = try ledgerStore(recoveringFrom: journal, durability: .groupCommit(interval: .zero))
+        let follower = try await PostgresFollower<Ledger, LedgerAction>(
+            configuration: TestDatabase.configuration(storeID),
+            pollInterval: .milliseconds(1),
+            initialState: Ledger(),
+            reducer: ledgerReducer
+        )
+        let applied = Locked<[UInt64]>([])
+        follower.onApply { sequence in applied.withValue { $0.append(sequence) } }
+        let writing = Task { try await journal.run() }
+        let following = Task { try await follower.run() }
+        defer {
+            following.cancel()
+            writing.cancel()
+            journal.close()
+        }
+        let drops = 30
+        for drop in 1...drops {
+            for value in 0..<20 { store.dispatch(.add(drop * 100 + value)) }
+            // Drop the follower's sessions from the server's side until it notices: at first, the one that `init`
+            // read on may still be there, and be the only one found.
+            let reconnects = follower.reconnects
+            try await waitUntil("the follower to reconnect (drop \(drop))", timeout: .seconds(20)) {
+                try await TestDatabase.withConnection { connection in
+                    let rows = try await connection.query(
+                        """
+                        SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity
+                        WHERE query LIKE \("%sluice-follower:" + storeID + "%") AND pid <> pg_backend_pid()
+                        """,
+                        logger: Logger(label: "sluice.tests")
+                    )
+                    for try await _ in rows {}
+                }
+                return follower.reconnects > reconnects
+            }
+            for value in 20..<40 { store.dispatch(.add(drop * 100 + value)) }
+            let last = journal.lastSequence
+            try await journal.durable(through: last)
+            let resumed = await follower.waitUntilApplied(last, timeout: .seconds(20))
+            #expect(resumed, "drop \(drop)")
+            if !resumed { break }
+        }
+        // Once `run()` has ended, the last record's `onApply` has returned.
+        following.cancel()
+        let ended = await outcome(within: .seconds(20)) { try await following.value }
+        #expect(ended != nil, "run() did not end when cancelled")
+        #expect(applied.current == Array(1...journal.lastSequence), "gap or duplicate in the applied sequence")
+        #expect(follower.state == store.state)
+    }
+
+    /// Reading on a connection that has closed fails at once, so that the follower connects again: PostgresNIO
+    /// never answers a statement written to a closed connection, not even when its task is cancelled.
+    @Test func readingOnAClosedConnectionFails() async throws {
+        let storeID = TestDatabase.uniqueStoreID("follower-closed")
+        let follower = try await PostgresFollower<Ledger, LedgerAction>(
+            configuration: TestDatabase.configuration(storeID),
+            initialState: Ledger(),
+            reducer: ledgerReducer
+        )
+        let connection = try await TestDatabase.connect()
+        try await connection.close()
+        let read = try #require(
+            await outcome(within: .seconds(20)) { try await follower.catchUp(on: connection) },
+            "the read never ended"
+        )
+        #expect(throws: PostgresJournalError.self) { try read.get() }
     }
 
     /// A follower that polls only once an hour applies each record on the writer's notification, whatever the store

@@ -50,11 +50,8 @@ enum TestDatabase {
         )
     }
 
-    /// Runs `body` with a connection to `endpoint` (the primary unless told).
-    static func withConnection<T>(
-        to endpoint: PostgresEndpoint = primary,
-        _ body: (PostgresConnection) async throws -> T
-    ) async throws -> T {
+    /// A new connection to `endpoint` (the primary unless told); the caller closes it.
+    static func connect(to endpoint: PostgresEndpoint = primary) async throws -> PostgresConnection {
         var configuration = PostgresConnection.Configuration(
             host: endpoint.host,
             port: endpoint.port,
@@ -64,11 +61,19 @@ enum TestDatabase {
             tls: .disable
         )
         configuration.options.connectTimeout = .seconds(5)
-        let connection = try await PostgresConnection.connect(
+        return try await PostgresConnection.connect(
             configuration: configuration,
             id: 9_999,
             logger: Logger(label: "sluice.tests")
         )
+    }
+
+    /// Runs `body` with a connection to `endpoint` (the primary unless told).
+    static func withConnection<T>(
+        to endpoint: PostgresEndpoint = primary,
+        _ body: (PostgresConnection) async throws -> T
+    ) async throws -> T {
+        let connection = try await connect(to: endpoint)
         do {
             let result = try await body(connection)
             try? await connection.close()
@@ -204,6 +209,30 @@ func waitUntil(
         guard ContinuousClock.now < deadline else { throw HarnessError(description: "timed out waiting for \(what)") }
         try await Task.sleep(for: .milliseconds(10))
     }
+}
+
+/// The outcome of `operation`, or `nil` when it has not ended within `timeout`. For an operation that may never
+/// end, even when cancelled: it runs in a task of its own that is left behind rather than awaited, so that such an
+/// operation fails the test instead of holding it.
+func outcome<Value: Sendable>(
+    within timeout: Duration,
+    of operation: @escaping @Sendable () async throws -> Value
+) async -> Result<Value, any Error>? {
+    let result = Locked<Result<Value, any Error>?>(nil)
+    let task = Task {
+        do {
+            let value = try await operation()
+            result.withValue { $0 = .success(value) }
+        } catch {
+            result.withValue { $0 = .failure(error) }
+        }
+    }
+    let deadline = ContinuousClock.now + timeout
+    while result.current == nil && ContinuousClock.now < deadline {
+        try? await Task.sleep(for: .milliseconds(1))
+    }
+    task.cancel()
+    return result.current
 }
 
 /// A ledger store recovered from `journal`, which journals with `durability`.
