@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Sluice
+@testable import SluiceJournal
 
 /// The journal's binary encoding nests containers at most `BinaryEncoder.maximumDepth` deep: the encoder throws past
 /// it, the decoder throws for a deeper payload (never overflows its stack), decoding at the limit fits in the stack

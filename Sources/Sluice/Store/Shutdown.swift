@@ -166,7 +166,7 @@ extension StoreCore {
     }
 
     /// Whether the store refuses dispatches now: shutdown began, or the store is gone.
-    var isRefusingDispatches: Bool {
+    package var isRefusingDispatches: Bool {
         lock.withLock { pipelineStorage.phase != .open }
     }
 }

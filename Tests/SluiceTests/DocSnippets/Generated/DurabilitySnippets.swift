@@ -4,6 +4,7 @@
 
 import Foundation
 import Sluice
+import SluiceJournal
 import SluiceTesting
 import Testing
 
@@ -36,7 +37,7 @@ enum DurabilitySnippets {
         _ = journal
         _ = store
 
-        // Sources/Sluice/Sluice.docc/Durability.md:118
+        // Sources/Sluice/Sluice.docc/Durability.md:121
         func runJournaledService(in directory: String, requests: [Int]) async throws {
             let journal = try Journal(directory: directory, onError: { error in print("journal stopped:", error) })
             let store = try Store<Counter, CounterAction>(
@@ -76,7 +77,7 @@ enum DurabilitySnippets {
             journal.close()
         }
 
-        // Sources/Sluice/Sluice.docc/Durability.md:197
+        // Sources/Sluice/Sluice.docc/Durability.md:200
         try journal.snapshot(store, reducerVersion: 1)
     }
 }

@@ -1,3 +1,5 @@
+public import Sluice
+
 extension Store {
     /// Dispatches an action, then waits until the journal holds that action on stable storage.
     ///

@@ -1,3 +1,5 @@
+public import Sluice
+
 extension Middlewares {
     /// Records each action that reaches the reducer in `journal`, in the order the reducer sees them.
     ///

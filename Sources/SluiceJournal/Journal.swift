@@ -1,3 +1,5 @@
+public import Sluice
+
 /// An append-only, checksummed log of the actions a store reduced, and snapshots of its state.
 ///
 /// Open a journal on a directory, create the store from it, and run its writer:

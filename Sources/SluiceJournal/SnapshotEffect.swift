@@ -1,4 +1,5 @@
 public import Dispatch
+public import Sluice
 
 extension Middlewares {
     /// A side effect that saves the store's state in `journal` once the actions pause: a debounced
