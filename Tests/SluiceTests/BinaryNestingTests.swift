@@ -76,7 +76,7 @@ import Testing
 
     @Test func theLimitIsTheOneThatDurabilityDocuments() throws {
         let article = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../../Sources/Sluice/Sluice.docc/Durability.md")
+            .appendingPathComponent("../../Sources/SluiceJournal/SluiceJournal.docc/Durability.md")
         let text = try String(contentsOf: article, encoding: .utf8)
         #expect(text.contains("nested at most \(Self.limit) containers deep"))
     }
