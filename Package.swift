@@ -7,6 +7,8 @@ let package = Package(
     platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10), .visionOS(.v1)],
     products: [
         .library(name: "Sluice", targets: ["Sluice"]),
+        // The journal: durable actions, snapshots, recovery after a crash, and replay of a recorded journal.
+        .library(name: "SluiceJournal", targets: ["SluiceJournal"]),
         .library(name: "SluiceTesting", targets: ["SluiceTesting"]),
         // The generic `replay` command, a product of its own: a service's executable calls it with its reducer.
         .library(name: "SluiceReplay", targets: ["SluiceReplay"]),
@@ -18,21 +20,25 @@ let package = Package(
     targets: [
         .target(name: "CSluiceSupport"),
         .target(name: "Sluice", dependencies: ["CSluiceSupport"]),
-        .target(name: "SluiceTesting", dependencies: ["Sluice"]),
-        .target(name: "SluiceReplay", dependencies: ["Sluice"]),
-        .target(name: "SluiceDemoKit", dependencies: ["Sluice"]),
+        .target(name: "SluiceJournal", dependencies: ["Sluice", "CSluiceSupport"]),
+        .target(name: "SluiceTesting", dependencies: ["Sluice", "SluiceJournal"]),
+        .target(name: "SluiceReplay", dependencies: ["Sluice", "SluiceJournal"]),
+        .target(name: "SluiceDemoKit", dependencies: ["Sluice", "SluiceJournal"]),
         .executableTarget(name: "SluiceDemo", dependencies: ["SluiceDemoKit"]),
         .executableTarget(name: "SluiceDemoReplay", dependencies: ["SluiceDemoKit", "SluiceReplay"]),
         // Times a replay against a recovery on a journal of the demo's domain (Benchmarks/README.md).
-        .executableTarget(name: "SluiceReplayBench", dependencies: ["SluiceDemoKit", "Sluice"]),
+        .executableTarget(name: "SluiceReplayBench", dependencies: ["SluiceDemoKit", "Sluice", "SluiceJournal"]),
         // The journal's crash test launches this process and kills it.
-        .executableTarget(name: "SluiceJournalCrash", dependencies: ["Sluice"]),
-        .testTarget(name: "SluiceTests", dependencies: ["Sluice", "SluiceTesting", "SluiceJournalCrash"]),
+        .executableTarget(name: "SluiceJournalCrash", dependencies: ["Sluice", "SluiceJournal"]),
+        .testTarget(
+            name: "SluiceTests",
+            dependencies: ["Sluice", "SluiceJournal", "SluiceTesting", "SluiceJournalCrash"]
+        ),
         .testTarget(name: "SluiceTestingTests", dependencies: ["Sluice", "SluiceTesting"]),
         // The demo's crash test launches `sluice-demo` and kills it.
         .testTarget(
             name: "SluiceDemoTests",
-            dependencies: ["SluiceDemoKit", "Sluice", "SluiceDemo", "SluiceReplay", "SluiceTesting"]
+            dependencies: ["SluiceDemoKit", "Sluice", "SluiceJournal", "SluiceDemo", "SluiceReplay", "SluiceTesting"]
         ),
     ],
     swiftLanguageModes: [.v6]

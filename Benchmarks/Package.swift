@@ -37,13 +37,19 @@ let package = Package(
         // Not a benchmark: times the recovery of a large journal once (see its main.swift).
         .executableTarget(
             name: "JournalRecoveryTime",
-            dependencies: [.product(name: "Sluice", package: sluicePackage)],
+            dependencies: [
+                .product(name: "Sluice", package: sluicePackage),
+                .product(name: "SluiceJournal", package: sluicePackage),
+            ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // Not a benchmark: the large-dictionary recoveries of the `Journal` area, one phase at a time, for a profiler.
         .executableTarget(
             name: "SnapshotProfile",
-            dependencies: [.product(name: "Sluice", package: sluicePackage)],
+            dependencies: [
+                .product(name: "Sluice", package: sluicePackage),
+                .product(name: "SluiceJournal", package: sluicePackage),
+            ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // Not a harness benchmark: the latency of `dispatch` from 4 threads next to a slow throttled side effect.
@@ -55,7 +61,11 @@ let package = Package(
         // Not a benchmark: a plain executable to count the instructions of a dispatch with valgrind's callgrind.
         .executableTarget(
             name: "DispatchProfile",
-            dependencies: [.product(name: "Sluice", package: sluicePackage), "ServiceModel"],
+            dependencies: [
+                .product(name: "Sluice", package: sluicePackage),
+                .product(name: "SluiceJournal", package: sluicePackage),
+                "ServiceModel",
+            ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ]
@@ -75,7 +85,7 @@ for area in [
                 .product(name: "Sluice", package: sluicePackage),
                 "BenchmarkSupport",
                 "ServiceModel",
-            ],
+            ] + (area == "Journal" ? [.product(name: "SluiceJournal", package: sluicePackage)] : []),
             path: "Benchmarks/\(area)",
             swiftSettings: [.swiftLanguageMode(.v6)],
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

@@ -28,6 +28,7 @@ let package = Package(
             name: "OrderServiceCore",
             dependencies: [
                 .product(name: "Sluice", package: sluicePackage),
+                .product(name: "SluiceJournal", package: sluicePackage),
                 .product(name: "SluiceLogging", package: "SluiceServer"),
                 .product(name: "SluiceMetrics", package: "SluiceServer"),
                 .product(name: "SluiceLifecycle", package: "SluiceServer"),
@@ -53,6 +54,7 @@ let package = Package(
                 "OrderService",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Sluice", package: sluicePackage),
+                .product(name: "SluiceJournal", package: sluicePackage),
                 .product(name: "SluiceMetrics", package: "SluiceServer"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]

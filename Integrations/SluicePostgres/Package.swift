@@ -5,6 +5,8 @@ import PackageDescription
 
 // SwiftPM names a path dependency after its directory, and a clone of Sluice may live in a directory of any name.
 let sluicePackage = String(Context.packageDirectory.split(separator: "/").dropLast(2).last ?? "sluice")
+let sluice = Target.Dependency.product(name: "Sluice", package: sluicePackage)
+let sluiceJournal = Target.Dependency.product(name: "SluiceJournal", package: sluicePackage)
 
 let package = Package(
     name: "sluice-postgres",
@@ -20,19 +22,20 @@ let package = Package(
         .target(
             name: "SluicePostgres",
             dependencies: [
-                .product(name: "Sluice", package: sluicePackage),
+                sluice,
+                sluiceJournal,
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
         // The ledger domain that the writer process, the benchmark and the tests share (not a product).
         .target(
             name: "SluicePostgresLedger",
-            dependencies: [.product(name: "Sluice", package: sluicePackage)]
+            dependencies: [sluice]
         ),
         // The writer process that the crash and zombie tests start, kill, stop and resume.
         .executableTarget(
             name: "SluicePostgresWriter",
-            dependencies: ["SluicePostgres", "SluicePostgresLedger", .product(name: "Sluice", package: sluicePackage)]
+            dependencies: ["SluicePostgres", "SluicePostgresLedger", sluice, sluiceJournal]
         ),
         // Not a test: measures acknowledgements per second, follower lag and takeover time (see its main.swift).
         .executableTarget(
@@ -40,7 +43,8 @@ let package = Package(
             dependencies: [
                 "SluicePostgres",
                 "SluicePostgresLedger",
-                .product(name: "Sluice", package: sluicePackage),
+                sluice,
+                sluiceJournal,
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
@@ -49,7 +53,8 @@ let package = Package(
             dependencies: [
                 "SluicePostgres",
                 "SluicePostgresLedger",
-                .product(name: "Sluice", package: sluicePackage),
+                sluice,
+                sluiceJournal,
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),

@@ -8,6 +8,7 @@ import PackageDescription
 // SwiftPM names a path dependency after its directory, and a clone of Sluice may live in a directory of any name.
 let sluicePackage = String(Context.packageDirectory.split(separator: "/").dropLast(2).last ?? "sluice")
 let sluice = Target.Dependency.product(name: "Sluice", package: sluicePackage)
+let sluiceJournal = Target.Dependency.product(name: "SluiceJournal", package: sluicePackage)
 
 let package = Package(
     name: "sluice-server",
@@ -46,6 +47,7 @@ let package = Package(
             name: "SluiceLifecycle",
             dependencies: [
                 sluice,
+                sluiceJournal,
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -56,6 +58,7 @@ let package = Package(
             dependencies: [
                 "SluiceLifecycle",
                 sluice,
+                sluiceJournal,
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -66,19 +69,21 @@ let package = Package(
                 "SluiceLifecycle",
                 "SluiceLifecycleProcess",
                 sluice,
+                sluiceJournal,
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .target(
             name: "SluiceTracing",
-            dependencies: [sluice, .product(name: "Tracing", package: "swift-distributed-tracing")]
+            dependencies: [sluice, sluiceJournal, .product(name: "Tracing", package: "swift-distributed-tracing")]
         ),
         .testTarget(
             name: "SluiceTracingTests",
             dependencies: [
                 "SluiceTracing",
                 sluice,
+                sluiceJournal,
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ]
@@ -92,6 +97,7 @@ let package = Package(
                 "SluiceLifecycle",
                 "SluiceTracing",
                 sluice,
+                sluiceJournal,
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]

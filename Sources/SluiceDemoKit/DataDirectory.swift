@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
-public import Sluice
+import Sluice
+public import SluiceJournal
 
 #if canImport(Glibc)
 import Glibc

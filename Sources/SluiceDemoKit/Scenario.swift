@@ -1,6 +1,7 @@
 import Dispatch
 public import Foundation
 public import Sluice
+import SluiceJournal
 
 /// What a run of the demo did and found.
 public struct DemoSummary: Sendable {

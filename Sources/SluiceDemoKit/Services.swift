@@ -1,5 +1,6 @@
 public import Foundation
 public import Sluice
+import SluiceJournal
 
 /// The price service that the demo's quote lookup calls: a dependency of the store, so a test replaces it.
 public protocol PriceService: Sendable {

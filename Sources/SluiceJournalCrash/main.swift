@@ -7,6 +7,7 @@
 // takes a snapshot, which also compacts the journal.
 
 import Sluice
+import SluiceJournal
 
 #if canImport(Glibc)
 import Glibc

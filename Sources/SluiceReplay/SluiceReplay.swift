@@ -1,5 +1,6 @@
 import Foundation
 public import Sluice
+import SluiceJournal
 
 /// The `replay` command: a journal inspector that a service builds into an executable of its own, with its reducer
 /// and types.
@@ -11,7 +12,7 @@ public import Sluice
 /// ])
 /// ```
 ///
-/// The command reads the journal without taking its lock and never writes to it (see ``Sluice/JournalReplay``);
+/// The command reads the journal without taking its lock and never writes to it (see ``SluiceJournal/JournalReplay``);
 /// it can inspect the journal of a running service. Run it with `--help` for its options: the state at a sequence
 /// number as JSON (`--to N`), the actions of a range with their changes (`--diff`), the first action after which
 /// an invariant fails (`--find NAME`), and a range as a test fixture (`--export FILE`).

@@ -1,6 +1,7 @@
 import Foundation
 import Sluice
 import SluiceDemoKit
+import SluiceJournal
 
 // Measures the replay against recovery on a journal of the demo's domain, in one process:
 // `swift run -c release sluice-replay-bench DIR [ACTIONS] [SNAPSHOT-EVERY]` writes ACTIONS (1,000,000 by default)

@@ -1,4 +1,5 @@
 public import Sluice
+public import SluiceJournal
 
 extension TestStore where State: Codable, Action: Codable {
     /// Creates a test store that starts from a fixture's initial state, with `reducer` alone.
@@ -7,7 +8,7 @@ extension TestStore where State: Codable, Action: Codable {
     /// included, so running the effects again would dispatch them twice.
     ///
     /// - Parameters:
-    ///   - fixture: A range of a recorded journal (``Sluice/JournalReplay/fixture(after:through:includingStates:)``).
+    ///   - fixture: A range of a recorded journal (``SluiceJournal/JournalReplay/fixture(after:through:includingStates:)``).
     ///   - reducer: The reducer under test.
     public convenience init(
         replaying fixture: JournalFixture<State, Action>,
@@ -44,7 +45,7 @@ extension TestStore where State: Codable, Action: Codable {
     /// - Parameters:
     ///   - fixture: The recorded actions and states.
     ///   - eachStep: Whether to assert the state after each action; the fixture must hold them
-    ///     (``Sluice/JournalFixture/states``).
+    ///     (``SluiceJournal/JournalFixture/states``).
     public func replay(
         _ fixture: JournalFixture<State, Action>,
         eachStep: Bool = false,

@@ -20,7 +20,10 @@ let package = Package(
     targets: [
         .testTarget(
             name: "UsageErrorTests",
-            dependencies: [.product(name: "Sluice", package: sluicePackage)],
+            dependencies: [
+                .product(name: "Sluice", package: sluicePackage),
+                .product(name: "SluiceJournal", package: sluicePackage),
+            ],
             swiftSettings: [
                 .enableUpcomingFeature("ExistentialAny"),
                 .enableUpcomingFeature("MemberImportVisibility"),

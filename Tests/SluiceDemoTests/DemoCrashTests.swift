@@ -1,6 +1,7 @@
 import Foundation
 import Sluice
 import SluiceDemoKit
+import SluiceJournal
 import Testing
 
 #if canImport(Glibc)

@@ -1,6 +1,7 @@
 import Foundation
 import Sluice
 import SluiceDemoKit
+import SluiceJournal
 import Testing
 
 /// `--data-dir`: the demo journals its actions, resumes from its journal, and refuses a directory it cannot use

@@ -1,6 +1,7 @@
 import Foundation
 import Sluice
 import SluiceDemoKit
+import SluiceJournal
 
 /// How long a demo test waits for the demo (a run, a process, a lookup) before it fails: a hang guard, not a pause.
 ///

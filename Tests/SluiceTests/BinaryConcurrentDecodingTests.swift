@@ -1,7 +1,8 @@
 import Foundation
+import Sluice
 import Testing
 
-@testable import Sluice
+@testable import SluiceJournal
 
 /// The decoding of a large dictionary of structs on several threads (`BinaryDecodingOptions.concurrently`): the same
 /// values, the same errors with the same coding paths, and the same handling of a repeated key as the decoding on

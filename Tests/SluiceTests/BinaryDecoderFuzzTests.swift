@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Sluice
+@testable import SluiceJournal
 
 /// Mutations of real payloads (the test suite's states and actions): bit flips, changed bytes, truncations,
 /// insertions, deletions, corrupted lengths and structure bytes, from a fixed seed. Each decoding throws or returns a

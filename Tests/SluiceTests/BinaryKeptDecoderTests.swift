@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Sluice
+@testable import SluiceJournal
 
 /// A `Decodable` may keep its decoder or its containers and use them after the decoding, as `JSONDecoder` allows:
 /// they read the same values, from a payload whose bytes are gone.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Sluice
+@testable import SluiceJournal
 
 /// The journal's binary encoding nests containers at most `BinaryEncoder.maximumDepth` deep: the encoder throws past
 /// it, the decoder throws for a deeper payload (never overflows its stack), decoding at the limit fits in the stack
@@ -76,7 +76,7 @@ import Testing
 
     @Test func theLimitIsTheOneThatDurabilityDocuments() throws {
         let article = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../../Sources/Sluice/Sluice.docc/Durability.md")
+            .appendingPathComponent("../../Sources/SluiceJournal/SluiceJournal.docc/Durability.md")
         let text = try String(contentsOf: article, encoding: .utf8)
         #expect(text.contains("nested at most \(Self.limit) containers deep"))
     }

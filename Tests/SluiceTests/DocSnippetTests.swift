@@ -3,7 +3,7 @@ import Testing
 
 // Code in the documentation is compiled by this test target.
 //
-// How it works. Every ```swift block of README.md and of the DocC articles (Sources/Sluice/Sluice.docc/**/*.md) is
+// How it works. Every ```swift block of README.md and of the DocC articles (Sources/*/*.docc/**/*.md) is
 // copied into a generated file, Tests/SluiceTests/DocSnippets/Generated/<Document>Snippets.swift, which the test
 // target compiles: a block that stops compiling breaks `swift test`. `generatedFilesMatchTheDocuments` fails when a
 // generated file is out of date with its document (a block was edited, added or removed without regenerating), so

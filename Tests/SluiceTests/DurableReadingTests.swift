@@ -1,5 +1,6 @@
 import Foundation
 import Sluice
+import SluiceJournal
 import Testing
 
 /// `dispatch(_:durableIn:reading:)` and `send(_:durableIn:reading:)`: the reading of the state right after the

@@ -1,5 +1,6 @@
 import Dispatch
 import Sluice
+import SluiceJournal
 import SluiceTesting
 import Testing
 

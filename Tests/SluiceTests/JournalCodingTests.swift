@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Sluice
+@testable import SluiceJournal
 
 @Suite struct JournalCodingTests {
     enum Shape: Codable, Equatable {

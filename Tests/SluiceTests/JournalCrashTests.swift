@@ -1,5 +1,6 @@
 import Foundation
 import Sluice
+import SluiceJournal
 import Testing
 
 #if canImport(Glibc)

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Sluice
+import SluiceJournal
 import Testing
 
 #if canImport(Glibc)

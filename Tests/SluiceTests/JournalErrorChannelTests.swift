@@ -1,5 +1,6 @@
 import Foundation
 import Sluice
+import SluiceJournal
 import Testing
 
 /// The error that stops a journal reaches the store's error channel (`onEffectError`) as well as `onError`.

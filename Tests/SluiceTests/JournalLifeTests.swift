@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Sluice
+import SluiceJournal
 import Testing
 
 /// The edges of a journal's and a store's life: refusal, a dropped action, close, cancellation, a failed write, and

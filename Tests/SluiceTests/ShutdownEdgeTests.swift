@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import SluiceJournal
 import SluiceTesting
 import Testing
 

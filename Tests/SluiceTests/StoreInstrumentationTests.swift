@@ -1,4 +1,5 @@
 import Foundation
+import SluiceJournal
 import Testing
 
 @testable import Sluice

@@ -1,5 +1,6 @@
 import Foundation
 import Sluice
+import SluiceJournal
 import Testing
 
 /// Every usage error that the documentation says "stops the program with a message" does so, and says what was

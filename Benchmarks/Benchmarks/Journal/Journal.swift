@@ -8,6 +8,7 @@ import Benchmark
 import BenchmarkSupport
 import Foundation
 import Sluice
+import SluiceJournal
 
 /// A Codable counter for the recovery benchmarks (`Store.recover` decodes snapshots of it).
 struct Tally: Codable, Sendable {

@@ -29,6 +29,7 @@
 import Dispatch
 import ServiceModel
 import Sluice
+import SluiceJournal
 import Synchronization
 
 #if canImport(Glibc)

@@ -10,6 +10,7 @@
 import Dispatch
 import Foundation
 import Sluice
+import SluiceJournal
 
 struct Tally: Codable, Sendable {
     var count = 0

@@ -13,6 +13,7 @@
 import Dispatch
 import Foundation
 import Sluice
+import SluiceJournal
 
 struct Cart: Codable, Sendable {
     var owner: String

@@ -1,5 +1,5 @@
 /// Builds the lines of the logging middleware.
-struct LogLineFormat: Sendable {
+package struct LogLineFormat: Sendable {
     let maxLineLength: Int?
     let maxChanges: Int
     /// Whether the action type has its own `description`, which then describes actions without reflection.
@@ -11,6 +11,14 @@ struct LogLineFormat: Sendable {
     let maxDepth = 16
     /// The characters of the action that a line keeps before it leaves out changes to fit its limit.
     static let minActionLength = 16
+
+    /// A format for lines of at most `maxLineLength` characters (`nil`: no limit) that list at most `maxChanges`
+    /// changes.
+    package init(maxLineLength: Int?, maxChanges: Int, actionHasDescription: Bool = false) {
+        self.maxLineLength = maxLineLength
+        self.maxChanges = maxChanges
+        self.actionHasDescription = actionHasDescription
+    }
 
     /// The line for one action: `<action> in <duration>`, then ` (waited <time>)` if its dispatch waited for the
     /// pipeline, then with the diff ` | <changes>`.
@@ -85,7 +93,7 @@ struct LogLineFormat: Sendable {
     }
 
     /// The action's description, at most `limit` characters, its control characters escaped.
-    func describe<Action>(_ action: Action, limit: Int) -> String {
+    package func describe<Action>(_ action: Action, limit: Int) -> String {
         if actionHasDescription {
             // The type's own description is made whole (its cost is the type's); only what can be shown is escaped.
             let description = String(describing: action)

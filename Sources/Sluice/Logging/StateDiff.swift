@@ -5,16 +5,16 @@
 /// box) is skipped before it is reflected, an `Equatable` part costs its `==`, and other parts are compared by a
 /// bounded walk (``ValueComparison``) that stops at the first difference. Values are described in at most
 /// ``LogLineFormat/maxValueLength`` characters.
-struct StateDiff {
-    private(set) var changes: [Middlewares.LogChange] = []
-    private(set) var omitted = 0
+package struct StateDiff {
+    package private(set) var changes: [Middlewares.LogChange] = []
+    package private(set) var omitted = 0
     private let format: LogLineFormat
     /// The name of a change of the whole value, which has no path.
     private let rootName: String
     /// The labels from the root to the value being compared; joined only when a change is recorded.
     private var path: [String] = []
 
-    init<State>(_ before: State, _ after: State, rootName: String = "state", _ format: LogLineFormat) {
+    package init<State>(_ before: State, _ after: State, rootName: String = "state", _ format: LogLineFormat) {
         self.format = format
         self.rootName = rootName
         compare(before, after, depth: 0)

@@ -4,7 +4,7 @@
 /// and `state` returns the last state. It does not keep the store alive.
 public struct MiddlewareAPI<State: Sendable, Action: Sendable>: Sendable {
     @usableFromInline
-    let core: StoreCore<State, Action>
+    package let core: StoreCore<State, Action>
     /// Set for a run of a side effect under `takeLatest` (or an effect with an id): cancelled when superseded.
     @usableFromInline
     package let cancellation: Cancellation?

@@ -41,7 +41,7 @@
 public struct Reducer<State, Action>: Sendable {
     /// The reducer in its in-place form, which is how the store and the combinators call it.
     @usableFromInline
-    let reduce: @Sendable (inout State, Action) -> Void
+    package let reduce: @Sendable (inout State, Action) -> Void
 
     /// Creates a reducer from a pure function of the state and the action.
     ///

@@ -9,7 +9,7 @@ extension StoreCore {
     ///     with the calling thread's tracking, and the next reduced action reports a change.
     ///   - body: Must not call this store (see ``Store/read(_:)``); the pointer is valid only during the call.
     @inlinable
-    func withStatePointer<T, E: Error>(
+    package func withStatePointer<T, E: Error>(
         tracked: Bool,
         _ body: (UnsafePointer<State>) throws(E) -> T
     ) throws(E) -> T {

@@ -76,8 +76,8 @@ public struct EffectFailure: Error, Sendable {
         case sideEffect
         /// An effect started with `start`.
         case effect
-        /// The store's ``Journal`` failed to write (a full disk, an I/O error) and stopped: ``EffectFailure/error``
-        /// is the ``JournalError``. The store drops every later action (see <doc:Durability>).
+        /// The store's `Journal` (SluiceJournal) failed to write (a full disk, an I/O error) and stopped:
+        /// ``EffectFailure/error`` is the `JournalError`. The store drops every later action.
         case journal
     }
 
@@ -153,7 +153,7 @@ extension StoreCore {
     }
 
     /// Whether the store refuses dispatches now: shutdown began, or the store is gone.
-    var isRefusingDispatches: Bool {
+    package var isRefusingDispatches: Bool {
         lock.withLock { pipelineStorage.phase != .open }
     }
 }

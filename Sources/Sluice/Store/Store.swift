@@ -45,7 +45,7 @@ public typealias DispatchFunction<Action> = @Sendable (Action) -> Void
 /// captures the store strongly creates a cycle (capture the ``MiddlewareAPI`` instead, or the store weakly).
 public final class Store<State: Sendable, Action: Sendable>: Sendable {
     @usableFromInline
-    let core: StoreCore<State, Action>
+    package let core: StoreCore<State, Action>
     /// The head of the middleware chain; `nil` when there is no middleware, so dispatch calls the reducer.
     @usableFromInline
     let chain: DispatchFunction<Action>?

@@ -35,7 +35,7 @@
 /// pointee, which is written only with `lock` held and read either with `lock` held or by the pipeline owner,
 /// the only thread that writes it, and `entryWord`'s word, which is atomic (`PipelineEntry.swift`).
 @usableFromInline
-final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
+package final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     @usableFromInline
     let lock = Lock()
     /// The state lives in its own allocation so that the reducer can change it in place.
@@ -108,7 +108,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
     /// The ledger of running work (effects, side-effect tasks, `takeLeading` runs, send groups), the owed runs
     /// and the failure handler that shutdown and the error channel need.
     @usableFromInline
-    let work = StoreWork()
+    package let work = StoreWork()
     /// The services of the store; never read on the dispatch path.
     @usableFromInline
     let dependencies: StoreDependencies
@@ -863,7 +863,7 @@ final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sendable {
 
     /// The current state, read with the lock held (rule 3: never longer than one reducer call).
     @inlinable
-    var state: State {
+    package var state: State {
         lock.lock()
         defer { lock.unlock() }
         return statePointer.pointee

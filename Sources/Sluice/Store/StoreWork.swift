@@ -22,7 +22,7 @@
 /// performed after the lock is released. Every operation costs O(1) per entry it starts, ends or cancels
 /// (amortized), except cancelling a send group, which looks at every running entry.
 @usableFromInline
-final class StoreWork: Sendable {
+package final class StoreWork: Sendable {
     private let state = Locked(Ledger())
 
     /// The tracked task that the current task runs in (or descends from), if any.
@@ -54,7 +54,7 @@ final class StoreWork: Sendable {
 
     /// Reports `error` to the store's handler, unless it is a cancellation: a `CancellationError`, or any error
     /// thrown by work that was cancelled.
-    func report(_ error: any Error, wasCancelled: Bool, makeFailure: () -> EffectFailure) {
+    package func report(_ error: any Error, wasCancelled: Bool, makeFailure: () -> EffectFailure) {
         if wasCancelled || error is CancellationError { return }
         guard let handler = state.withLock({ $0.failureHandler }) else { return }
         handler(makeFailure())

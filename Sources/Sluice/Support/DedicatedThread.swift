@@ -12,7 +12,7 @@ import Darwin
 ///
 /// For work that blocks for long (the journal's writer waits for pending actions and for `fsync`) and must make
 /// progress while every thread of those pools is blocked waiting for it.
-func startThread(_ body: @escaping @Sendable () -> Void) {
+package func startThread(_ body: @escaping @Sendable () -> Void) {
     guard tryStartThread(body) else {
         fatalError("Sluice: could not start a thread (pthread_create failed)")
     }
@@ -20,7 +20,7 @@ func startThread(_ body: @escaping @Sendable () -> Void) {
 
 /// Runs `body` on a new thread of its own, as ``startThread(_:)`` does; `false` if no thread could be started (for
 /// work that the caller can do itself instead).
-func tryStartThread(_ body: @escaping @Sendable () -> Void) -> Bool {
+package func tryStartThread(_ body: @escaping @Sendable () -> Void) -> Bool {
     let context = Unmanaged.passRetained(ThreadBody(body)).toOpaque()
     #if canImport(Darwin)
     var thread: pthread_t?

@@ -199,13 +199,17 @@ struct DocumentedSources {
         root.appendingPathComponent("Tests/SluiceTests/DocSnippets/Generated")
     }
 
-    /// README.md and every Markdown file of the DocC catalog, as paths relative to the package root.
+    /// README.md and every Markdown file of the DocC catalogs (`Sources/<Module>/<Module>.docc`), as paths relative
+    /// to the package root.
     func documents() throws -> [String] {
-        let catalog = "Sources/Sluice/Sluice.docc"
-        let files = FileManager.default.enumerator(atPath: root.appendingPathComponent(catalog).path)
         var documents = ["README.md"]
-        while let file = files?.nextObject() as? String {
-            if file.hasSuffix(".md") { documents.append(catalog + "/" + file) }
+        let modules = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("Sources").path)
+        for module in modules {
+            let catalog = "Sources/\(module)/\(module).docc"
+            let files = FileManager.default.enumerator(atPath: root.appendingPathComponent(catalog).path)
+            while let file = files?.nextObject() as? String {
+                if file.hasSuffix(".md") { documents.append(catalog + "/" + file) }
+            }
         }
         return documents.sorted()
     }

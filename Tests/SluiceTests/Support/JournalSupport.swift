@@ -1,5 +1,6 @@
 import Foundation
 import Sluice
+import SluiceJournal
 
 /// The journal tests' state: the count, the sum and an order-sensitive digest of the values added.
 struct LedgerState: Codable, Equatable, Sendable {

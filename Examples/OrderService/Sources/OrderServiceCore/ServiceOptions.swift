@@ -1,5 +1,5 @@
 public import Logging
-public import Sluice
+public import SluiceJournal
 
 /// The command line of `OrderService`.
 public struct ServiceOptions: Sendable, Equatable {

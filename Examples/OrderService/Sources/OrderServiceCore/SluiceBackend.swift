@@ -1,6 +1,7 @@
 public import Logging
 import ServiceLifecycle
 public import Sluice
+public import SluiceJournal
 import SluiceLifecycle
 
 /// The orders in a Sluice `Store`, optionally journaled.

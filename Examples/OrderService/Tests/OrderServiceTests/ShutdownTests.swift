@@ -1,6 +1,7 @@
 import Hummingbird
 import HummingbirdTesting
 import Sluice
+import SluiceJournal
 import Testing
 
 @testable import OrderServiceCore

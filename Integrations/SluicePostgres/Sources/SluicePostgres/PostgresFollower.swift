@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import Sluice
+import SluiceJournal
 
 /// How far a follower is behind the writer.
 public struct FollowerLag: Sendable, Equatable {

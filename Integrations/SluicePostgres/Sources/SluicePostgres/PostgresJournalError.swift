@@ -1,4 +1,5 @@
 import Sluice
+import SluiceJournal
 
 /// Why a PostgreSQL journal, its writer or a follower stopped: each case names the store and the place.
 ///

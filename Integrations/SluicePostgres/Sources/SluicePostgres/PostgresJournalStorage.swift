@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import Sluice
+import SluiceJournal
 
 /// A ``JournalStorage`` in PostgreSQL: one stream per store id, fenced by an epoch, for a writer that a standby
 /// can replace.

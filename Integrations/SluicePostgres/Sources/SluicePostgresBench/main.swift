@@ -16,6 +16,7 @@
 import Foundation
 import PostgresNIO
 import Sluice
+import SluiceJournal
 import SluicePostgres
 import SluicePostgresLedger
 

@@ -8,6 +8,7 @@
 // action, `fenced <error>` (exit status 3) when a newer writer took the stream over.
 import Foundation
 import Sluice
+import SluiceJournal
 import SluicePostgres
 import SluicePostgresLedger
 

@@ -1,7 +1,8 @@
-// The Swift blocks of Sources/Sluice/Sluice.docc/RunningOnMoreThanOneMachine.md, which the library's tests cannot
-// compile (they use this package): the same code, compiled here. Keep the two in step.
+// The Swift blocks of Sources/SluiceJournal/SluiceJournal.docc/RunningOnMoreThanOneMachine.md, which the library's
+// tests cannot compile (they use this package): the same code, compiled here. Keep the two in step.
 import Foundation
 import Sluice
+import SluiceJournal
 import SluicePostgres
 
 struct Counter: Codable, Equatable, Sendable {

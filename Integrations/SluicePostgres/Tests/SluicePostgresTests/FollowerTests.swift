@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import Sluice
+import SluiceJournal
 import SluicePostgresLedger
 import Testing
 

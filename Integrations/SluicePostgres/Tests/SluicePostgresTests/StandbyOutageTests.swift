@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import Sluice
+import SluiceJournal
 import SluicePostgres
 import SluicePostgresLedger
 import Testing

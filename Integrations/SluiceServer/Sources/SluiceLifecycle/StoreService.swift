@@ -1,6 +1,7 @@
 public import Logging
 public import ServiceLifecycle
 public import Sluice
+public import SluiceJournal
 
 /// A swift-service-lifecycle `Service` that owns a store, and its journal's writer when it journals: it runs until
 /// graceful shutdown, then stops the store in order and reports what it did.
@@ -21,15 +22,15 @@ public import Sluice
 /// try await group.run()
 /// ```
 ///
-/// While it runs, the service runs the journal's writer (``Sluice/Journal/run()``), which `.groupCommit` needs. On
+/// While it runs, the service runs the journal's writer (``SluiceJournal/Journal/run()``), which `.groupCommit` needs. On
 /// graceful shutdown (or when its task is cancelled, or when the journal's writer fails) it:
 ///
 /// 1. stops the store with ``Sluice/Store/shutdown(timeout:)``: new actions are refused, the runs that
 ///    time-based modifiers owe run now, and the running effects are awaited up to `shutdownTimeout`, then
 ///    cancelled;
-/// 2. saves a final snapshot (``Sluice/Journal/snapshot(_:reducerVersion:)-(Store<State,Action>,_)``), so that the
+/// 2. saves a final snapshot (``SluiceJournal/Journal/snapshot(_:reducerVersion:)-(Store<State,Action>,_)``), so that the
 ///    next start replays nothing;
-/// 3. closes the journal (``Sluice/Journal/close()``): writes and syncs what is pending, and releases the
+/// 3. closes the journal (``SluiceJournal/Journal/close()``): writes and syncs what is pending, and releases the
 ///    directory;
 /// 4. logs what it did, at `info` (`notice` when it had to cancel work, `error` when a step failed), with the
 ///    figures as metadata, and hands them to `onStopped`.

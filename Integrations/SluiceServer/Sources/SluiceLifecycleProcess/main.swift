@@ -9,6 +9,7 @@
 import Logging
 import ServiceLifecycle
 import Sluice
+import SluiceJournal
 import SluiceLifecycle
 
 #if canImport(Glibc)

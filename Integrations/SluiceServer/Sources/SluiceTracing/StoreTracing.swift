@@ -1,4 +1,5 @@
 public import Sluice
+public import SluiceJournal
 public import Tracing
 
 /// The span attributes that SluiceTracing sets, so that a trace backend can query them by name.

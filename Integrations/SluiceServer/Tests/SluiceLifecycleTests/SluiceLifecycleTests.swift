@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import Sluice
+import SluiceJournal
 import SluiceLifecycle
 import Synchronization
 import Testing

@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import Sluice
+import SluiceJournal
 import SluiceLifecycle
 import SluiceLogging
 import SluiceMetrics

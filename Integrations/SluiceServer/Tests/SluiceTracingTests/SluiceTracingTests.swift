@@ -1,6 +1,7 @@
 import Foundation
 import InMemoryTracing
 import Sluice
+import SluiceJournal
 import SluiceTracing
 import Synchronization
 import Testing

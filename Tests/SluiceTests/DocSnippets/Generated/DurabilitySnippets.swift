@@ -1,16 +1,17 @@
 // swift-format-ignore-file
-// Generated from Sources/Sluice/Sluice.docc/Durability.md by scripts/update-doc-snippets.sh: do not edit (see DocSnippetTests.swift).
+// Generated from Sources/SluiceJournal/SluiceJournal.docc/Durability.md by scripts/update-doc-snippets.sh: do not edit (see DocSnippetTests.swift).
 // After changing a Swift block there, run: bash scripts/update-doc-snippets.sh
 
 import Foundation
 import Sluice
+import SluiceJournal
 import SluiceTesting
 import Testing
 
-/// The Swift blocks of Sources/Sluice/Sluice.docc/Durability.md, in order (compiled; run only where a test calls `snippets()`).
+/// The Swift blocks of Sources/SluiceJournal/SluiceJournal.docc/Durability.md, in order (compiled; run only where a test calls `snippets()`).
 enum DurabilitySnippets {
     static func snippets() async throws {
-        // Sources/Sluice/Sluice.docc/Durability.md:15
+        // Sources/SluiceJournal/SluiceJournal.docc/Durability.md:15
         let journal = try Journal(directory: dataDirectory, onError: { error in print("journal stopped:", error) })
         let store = try Store<Counter, CounterAction>(
             recoveringFrom: journal,
@@ -36,7 +37,7 @@ enum DurabilitySnippets {
         _ = journal
         _ = store
 
-        // Sources/Sluice/Sluice.docc/Durability.md:119
+        // Sources/SluiceJournal/SluiceJournal.docc/Durability.md:122
         func runJournaledService(in directory: String, requests: [Int]) async throws {
             let journal = try Journal(directory: directory, onError: { error in print("journal stopped:", error) })
             let store = try Store<Counter, CounterAction>(
@@ -76,7 +77,7 @@ enum DurabilitySnippets {
             journal.close()
         }
 
-        // Sources/Sluice/Sluice.docc/Durability.md:198
+        // Sources/SluiceJournal/SluiceJournal.docc/Durability.md:201
         try journal.snapshot(store, reducerVersion: 1)
     }
 }

@@ -1,16 +1,17 @@
 // swift-format-ignore-file
-// Generated from Sources/Sluice/Sluice.docc/Replay.md by scripts/update-doc-snippets.sh: do not edit (see DocSnippetTests.swift).
+// Generated from Sources/SluiceJournal/SluiceJournal.docc/Replay.md by scripts/update-doc-snippets.sh: do not edit (see DocSnippetTests.swift).
 // After changing a Swift block there, run: bash scripts/update-doc-snippets.sh
 
 import Foundation
 import Sluice
+import SluiceJournal
 import SluiceTesting
 import Testing
 
-/// The Swift blocks of Sources/Sluice/Sluice.docc/Replay.md, in order (compiled; run only where a test calls `snippets()`).
+/// The Swift blocks of Sources/SluiceJournal/SluiceJournal.docc/Replay.md, in order (compiled; run only where a test calls `snippets()`).
 enum ReplaySnippets {
     static func snippets() async throws {
-        // Sources/Sluice/Sluice.docc/Replay.md:15
+        // Sources/SluiceJournal/SluiceJournal.docc/Replay.md:15
         let replay = try JournalReplay<Counter, CounterAction>(
             directory: dataDirectory,
             initialState: Counter(),
@@ -25,7 +26,7 @@ enum ReplaySnippets {
         _ = step
         _ = earlier
 
-        // Sources/Sluice/Sluice.docc/Replay.md:41
+        // Sources/SluiceJournal/SluiceJournal.docc/Replay.md:43
         let found = replay.bisect { $0.count >= 0 }
         switch found.outcome {
         case .holds:
@@ -38,7 +39,7 @@ enum ReplaySnippets {
         print(found.evaluations, "checks,", found.reductions, "reductions")
         _ = found
 
-        // Sources/Sluice/Sluice.docc/Replay.md:62
+        // Sources/SluiceJournal/SluiceJournal.docc/Replay.md:64
         let fixture = try replay.fixture(after: replay.lastSequence - 2, through: replay.lastSequence, includingStates: true)
         let path = dataDirectory + "-incident.json"
         try fixture.write(toFile: path)

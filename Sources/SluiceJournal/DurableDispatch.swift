@@ -1,3 +1,5 @@
+public import Sluice
+
 extension Store {
     /// Dispatches an action, then waits until the journal holds that action on stable storage.
     ///
@@ -13,7 +15,7 @@ extension Store {
     /// its place) right after the reducer handled it, and waits for ``Journal/durable(through:)`` of that number.
     /// An action that the journal did not record is never acknowledged: the call throws instead.
     ///
-    /// It blocks the calling thread while another thread runs the store's work, like ``dispatch(_:)``; from many
+    /// It blocks the calling thread while another thread runs the store's work, like `dispatch(_:)`; from many
     /// tasks at once, prefer ``send(_:durableIn:)``, which suspends instead.
     ///
     /// - Parameters:
@@ -57,7 +59,7 @@ extension Store {
     /// return .accepted(price)
     /// ```
     ///
-    /// The reading is taken as ``dispatch(_:reading:)`` takes it (right after this action, before any later one);
+    /// The reading is taken as `dispatch(_:reading:)` takes it (right after this action, before any later one);
     /// it is returned only if the action is durable, and the call throws in every case where
     /// ``dispatch(_:durableIn:)`` throws.
     ///

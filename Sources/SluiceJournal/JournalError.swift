@@ -35,7 +35,7 @@ public enum JournalError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The journal was closed (``Journal/close()``): it records no more actions, and it cannot confirm the
     /// durability of an action it did not hold on stable storage when it closed.
     case closed
-    /// The store refused the action: it was shut down (``Store/shutdown(timeout:)``), so the action was neither
+    /// The store refused the action: it was shut down (`Store.shutdown(timeout:)`), so the action was neither
     /// reduced nor recorded.
     case refused
     /// The action did not reach the journal while it was dispatched: a middleware dropped it, or will pass it on

@@ -1,3 +1,5 @@
+public import Sluice
+
 /// An append-only, checksummed log of the actions a store reduced, and snapshots of its state.
 ///
 /// Open a journal on a directory, create the store from it, and run its writer:
@@ -49,7 +51,7 @@ public final class Journal: @unchecked Sendable {
     @usableFromInline @exclusivity(unchecked)
     var nextSequence: UInt64
     /// The sequence number given to the last action the journal was asked to record, 0 if it refused that action.
-    /// Written by the store's pipeline owner as it records; read by ``Store/dispatch(_:durableIn:)`` right after
+    /// Written by the store's pipeline owner as it records; read by ``Sluice/Store/dispatch(_:durableIn:)`` right after
     /// its action, still on the pipeline, to learn its own action's sequence number.
     @usableFromInline @exclusivity(unchecked)
     var lastOutcome: UInt64 = 0
@@ -300,7 +302,8 @@ public final class Journal: @unchecked Sendable {
     /// })
     /// ```
     ///
-    /// ``Middlewares/snapshot(to:debounce:maxWait:reducerVersion:)-(_,Duration,_,_)`` is this side effect, ready-made.
+    /// ``Sluice/Middlewares/snapshot(to:debounce:maxWait:reducerVersion:)-(_,Duration,_,_)`` is this side effect,
+    /// ready-made.
     ///
     /// - Parameters:
     ///   - api: The API of a store that journals to this journal.
@@ -341,10 +344,10 @@ public final class Journal: @unchecked Sendable {
     ///
     /// From then on the journal writes nothing, in every mode: the store drops every later action that would be
     /// recorded (it is neither reduced nor written, so the state never holds an action the log lacks),
-    /// ``Store/dispatch(_:durableIn:)`` throws ``JournalError/closed`` for it, a running ``run()`` returns, and
+    /// ``Sluice/Store/dispatch(_:durableIn:)`` throws ``JournalError/closed`` for it, a running ``run()`` returns, and
     /// ``durable(through:)`` confirms only what was on stable storage when the journal closed (it throws
     /// ``JournalError/closed`` for anything later, and wakes the tasks waiting for it). Close a journal after
-    /// the store stopped taking actions (``Store/shutdown(timeout:)``). Releasing the journal without closing it
+    /// the store stopped taking actions (`Store.shutdown(timeout:)`). Releasing the journal without closing it
     /// also gives up the log, once its store is gone too: a store that shuts down or goes away has its pending
     /// actions written and synced, and lets go of the journal.
     public func close() {

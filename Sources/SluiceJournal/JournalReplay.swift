@@ -1,3 +1,5 @@
+public import Sluice
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

@@ -1,3 +1,5 @@
+public import Sluice
+
 extension Middlewares {
     /// Records each action that reaches the reducer in `journal`, in the order the reducer sees them.
     ///
@@ -14,9 +16,10 @@ extension Middlewares {
     /// ```
     ///
     /// A journal that holds actions must be resumed with
-    /// ``Store/init(recoveringFrom:durability:reducerVersion:initialState:reducer:middleware:dependencies:onEffectError:instrumentation:)``, which adds this
-    /// middleware itself; attaching a non-empty journal here, or one journal to two stores, stops the program
-    /// with a message. Once the journal has stopped after a write error, this middleware drops every action.
+    /// ``Sluice/Store/init(recoveringFrom:durability:reducerVersion:initialState:reducer:middleware:dependencies:onEffectError:instrumentation:)``,
+    /// which adds this middleware itself; attaching a non-empty journal here, or one journal to two stores, stops
+    /// the program with a message. Once the journal has stopped after a write error, this middleware drops every
+    /// action.
     ///
     /// - Parameters:
     ///   - journal: The journal to record to.

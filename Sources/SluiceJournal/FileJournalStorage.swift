@@ -1,3 +1,5 @@
+import Sluice
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

@@ -1,3 +1,5 @@
+public import Sluice
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -10,9 +12,9 @@ extension Store where State: Codable, Action: Codable {
     /// Loads the newest snapshot that passes its checksum and decodes (falling back to the one before, or to
     /// `initialState`), replays every later action through `reducer` alone (no middleware, no side effects, no
     /// subscribers: replaying effects would repeat them), then creates the store with `middleware` followed by
-    /// ``Middlewares/journal(_:durability:)``, so that new actions continue the sequence. With `.groupCommit` the
-    /// journal records in the reducer instead, under the store's lock (the same actions in the same order), which
-    /// keeps a dispatch at one lock and one unlock more than without a journal (see <doc:Durability>).
+    /// ``Sluice/Middlewares/journal(_:durability:)``, so that new actions continue the sequence. With `.groupCommit`
+    /// the journal records in the reducer instead, under the store's lock (the same actions in the same order),
+    /// which keeps a dispatch at one lock and one unlock more than without a journal (see <doc:Durability>).
     ///
     /// ```swift
     /// let journal = try Journal(directory: dataDirectory)
@@ -34,13 +36,13 @@ extension Store where State: Codable, Action: Codable {
     ///   - middleware: The middleware for new actions; the journal records what comes out of it (with
     ///     `.groupCommit` in the reducer itself, under the store's lock; otherwise in a journal middleware added
     ///     after these).
-    ///   - dependencies: The store's services (see <doc:ServicesAndDependencies>); by default those of the
-    ///     ``withStoreDependencies(_:operation:)`` region the store is created in, as for every store.
-    ///   - onEffectError: The store's error channel (see ``init(initialState:reducer:middleware:onEffectError:)``),
-    ///     which also receives the error that stops the journal, as an ``EffectFailure`` from
-    ///     ``EffectFailure/Source/journal``.
+    ///   - dependencies: The store's services (see Sluice's Services and dependencies article); by default those of
+    ///     the `withStoreDependencies(_:operation:)` region the store is created in, as for every store.
+    ///   - onEffectError: The store's error channel (see `init(initialState:reducer:middleware:onEffectError:)`),
+    ///     which also receives the error that stops the journal, as an `EffectFailure` from
+    ///     `EffectFailure.Source.journal`.
     ///   - instrumentation: Called after the work of each new action with what it cost; see
-    ///     ``StoreInstrumentation``. Replayed actions are not measured.
+    ///     `StoreInstrumentation`. Replayed actions are not measured.
     /// - Throws: A ``JournalError`` naming the file and offset of a damaged record, or the sequence of a record
     ///   that does not decode. Nothing is skipped silently.
     @inlinable

@@ -1,3 +1,5 @@
+public import Sluice
+
 extension Middlewares {
     /// A side effect that saves the store's state in `journal` once the actions pause: a debounced
     /// ``Journal/snapshot(_:reducerVersion:)-(MiddlewareAPI<State,Action>,_)`` that runs on the modifier's
@@ -15,10 +17,10 @@ extension Middlewares {
     ///
     /// A snapshot shortens recovery to the actions after it, and lets the journal remove the segments that no
     /// recovery needs. `maxWait` bounds the time between two snapshots under steady load (see
-    /// ``debounce(_:maxWait:runs:on:_:)-(Duration,_,_,_,SideEffect<State,Action>)``). A snapshot that fails with an error
+    /// `debounce(_:maxWait:runs:on:_:)`). A snapshot that fails with an error
     /// that stops the journal reaches `onError` and the store's error channel as every journal error does; one that
-    /// cannot be encoded reaches the store's error channel as an ``EffectFailure`` from
-    /// ``EffectFailure/Source/journal``; after ``Journal/close()`` (during shutdown) nothing is saved.
+    /// cannot be encoded reaches the store's error channel as an `EffectFailure` from
+    /// `EffectFailure.Source.journal`; after ``Journal/close()`` (during shutdown) nothing is saved.
     ///
     /// - Parameters:
     ///   - journal: The journal that the store records to.
