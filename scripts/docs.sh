@@ -67,7 +67,8 @@ symbol_paths() {
         echo "docs.sh: $graph has symbols in an unexpected shape; update symbol_paths" >&2
         return 1
     fi
-    grep -o "$symbol" "$graph" | { grep -v '^"kind":{"identifier":"swift.extension"' || true; } \
+    # A graph may hold no symbol at all (an extension whose members are all internal): no match is no path.
+    { grep -o "$symbol" "$graph" || true; } | { grep -v '^"kind":{"identifier":"swift.extension"' || true; } \
         | sed -E 's/^.*"pathComponents":\[//; s/\]$//; s/","/\//g; s/"//g' | sed "s|^|$prefix|"
 }
 
