@@ -27,7 +27,7 @@ let package = Package(
         .executableTarget(name: "SluiceReplayBench", dependencies: ["SluiceDemoKit", "Sluice"]),
         // The journal's crash test launches this process and kills it.
         .executableTarget(name: "SluiceJournalCrash", dependencies: ["Sluice"]),
-        .testTarget(name: "SluiceTests", dependencies: ["Sluice", "SluiceTesting", "SluiceJournalCrash"]),
+        .testTarget(name: "SluiceTests", dependencies: ["Sluice", "SluiceTesting", "SluiceReplay", "SluiceJournalCrash"]),
         .testTarget(name: "SluiceTestingTests", dependencies: ["Sluice", "SluiceTesting"]),
         // The demo's crash test launches `sluice-demo` and kills it.
         .testTarget(

@@ -108,7 +108,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
             } else {
                 action = log.actionProcessedOnThisThread
             }
-            missingTestValues.record(key: missing.key, action: action.map(StateDifference.describe))
+            missingTestValues.record(key: missing.key, action: action.map(Self.describe))
         }
         self.store = Store(
             initialState: initialState,
@@ -390,8 +390,8 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
             var afterUpdated = entry.after
             updateExpected(&afterUpdated)
             let named = Set(
-                StateDifference(expected: expected, actual: entry.before, limit: 0).paths
-                    + StateDifference(expected: afterUpdated, actual: entry.after, limit: 0).paths
+                StateDifference.paths(expected: expected, actual: entry.before)
+                    + StateDifference.paths(expected: afterUpdated, actual: entry.after)
             )
             lines =
                 StateDifference(expected: expected, actual: entry.after) {
@@ -485,8 +485,15 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
         }
     }
 
-    static func describe(_ action: Action) -> String {
-        StateDifference.describe(action)
+    /// An action for a failure message: optionals unwrapped, strings quoted, cut at 200 characters.
+    static func describe(_ value: Any) -> String {
+        let mirror = Mirror(reflecting: value)
+        if mirror.displayStyle == .optional {
+            guard let wrapped = mirror.children.first?.value else { return "nil" }
+            return describe(wrapped)
+        }
+        let text = value is String ? String(reflecting: value) : String(describing: value)
+        return text.count > 200 ? String(text.prefix(199)) + "…" : text
     }
 
     static func count(_ count: Int, _ noun: String) -> String {

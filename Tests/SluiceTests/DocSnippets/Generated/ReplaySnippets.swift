@@ -25,7 +25,7 @@ enum ReplaySnippets {
         _ = step
         _ = earlier
 
-        // Sources/Sluice/Sluice.docc/Replay.md:41
+        // Sources/Sluice/Sluice.docc/Replay.md:44
         let found = replay.bisect { $0.count >= 0 }
         switch found.outcome {
         case .holds:
@@ -38,7 +38,7 @@ enum ReplaySnippets {
         print(found.evaluations, "checks,", found.reductions, "reductions")
         _ = found
 
-        // Sources/Sluice/Sluice.docc/Replay.md:62
+        // Sources/Sluice/Sluice.docc/Replay.md:65
         let fixture = try replay.fixture(after: replay.lastSequence - 2, through: replay.lastSequence, includingStates: true)
         let path = dataDirectory + "-incident.json"
         try fixture.write(toFile: path)

@@ -55,7 +55,7 @@ enum TestingWithTestSchedulerSnippets {
             )
             store.dispatch(.ship(id: 1))
             #expect(lines.values.count == 1)
-            #expect(lines.values[0].hasSuffix("| pending: 1 item -> 0 items; shipped: 0 -> 1"))
+            #expect(lines.values[0].hasSuffix("| pending.count: 1 -> 0; pending[0]: 1 -> (none); shipped: 0 -> 1"))
         }
         shipmentsAreLogged()
 
