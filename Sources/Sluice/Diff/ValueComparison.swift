@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Whether two values are the same, found without describing them, in bounded depth and work.
 ///
 /// A value is the same as another when their bytes are identical (for a class, an array, a dictionary or an
@@ -49,10 +57,18 @@ struct ValueComparison {
 
     /// Whether `a` and `b` have the same bytes, which for two values of one type means the same value: the
     /// elements of a container that the diff walks with their own type, without boxing each in an `Any`.
+    @inline(__always)
     static func sameBytes<Value>(_ a: Value, _ b: Value) -> Bool {
         withUnsafeBytes(of: a) { a in
-            withUnsafeBytes(of: b) { b in a.elementsEqual(b) }
+            withUnsafeBytes(of: b) { b in sameBytes(a, b) }
         }
+    }
+
+    /// Whether two buffers of the same length hold the same bytes.
+    @inline(__always)
+    static func sameBytes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+        guard let first = a.baseAddress, let second = b.baseAddress else { return true }
+        return memcmp(first, second, a.count) == 0
     }
 
     private mutating func compare(_ a: Any, _ b: Any, depth: Int) -> Verdict {

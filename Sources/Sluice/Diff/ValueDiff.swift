@@ -100,6 +100,9 @@ package struct ValueDiff {
         self.isIncluded = isIncluded
         if !compare(old, new, depth: 0) {
             recordValues(old, new, kind: .notComparedInFull)
+        } else if found == 0, equalIfEquatable(old, new) == false {
+            // `==` says they differ, but no part does (an `==` of its own).
+            recordValues(old, new)
         }
     }
 
@@ -112,13 +115,18 @@ package struct ValueDiff {
     mutating func compare(_ old: Any, _ new: Any, depth: Int) -> Bool {
         // Before anything else, so that an untouched part is never reflected.
         if ValueComparison.isIdentical(old, new) { return true }
-        let equal = equalIfEquatable(old, new)
-        if equal == true { return true }
         let facts = DescribedType.of(old)
-        if facts.leaf != nil || facts.isText || type(of: old) != type(of: new) {
+        let isSameType = type(of: old) == type(of: new)
+        if facts.leaf != nil || facts.isText || !isSameType {
+            if isSameType, equalIfEquatable(old, new) == true { return true }
             recordValues(old, new)
             return true
         }
+        // `==` is not asked of a container, whose walk finds what differs in about the time of its `==`, nor of the
+        // root, which differs in nearly every diff: its `==` would read the value up to its first change, and the
+        // walk would read it again (``init(_:_:rootName:bounds:only:)`` asks it when the walk found nothing).
+        let equal = facts.container == nil && depth > 0 ? equalIfEquatable(old, new) : nil
+        if equal == true { return true }
         guard visits < bounds.maxVisits else { return false }
         visits += 1
         let foundBefore = found
@@ -405,16 +413,28 @@ extension Array: DiffContainer {
     static func compareParts(_ old: Any, _ new: Any, in diff: inout ValueDiff, depth: Int) -> Bool {
         let oldElements = old as! [Element]
         let newElements = new as! [Element]
-        diff.compareIndexed(
-            old,
-            new,
-            count: oldElements.count,
-            newElements.count,
-            depth: depth,
-            isSame: { index in ValueComparison.sameBytes(oldElements[index], newElements[index]) },
-            old: { oldElements[$0] },
-            new: { newElements[$0] }
-        )
+        let size = MemoryLayout<Element>.size
+        let stride = MemoryLayout<Element>.stride
+        // The elements' bytes side by side: an unchanged element costs a `memcmp`, without a copy of it.
+        oldElements.withUnsafeBytes { oldBytes in
+            newElements.withUnsafeBytes { newBytes in
+                diff.compareIndexed(
+                    old,
+                    new,
+                    count: oldElements.count,
+                    newElements.count,
+                    depth: depth,
+                    isSame: { index in
+                        ValueComparison.sameBytes(
+                            UnsafeRawBufferPointer(rebasing: oldBytes[(index * stride)..<(index * stride + size)]),
+                            UnsafeRawBufferPointer(rebasing: newBytes[(index * stride)..<(index * stride + size)])
+                        )
+                    },
+                    old: { oldElements[$0] },
+                    new: { newElements[$0] }
+                )
+            }
+        }
         return true
     }
 }
@@ -423,23 +443,33 @@ extension Dictionary: DiffContainer {
     static func compareParts(_ old: Any, _ new: Any, in diff: inout ValueDiff, depth: Int) -> Bool {
         let oldEntries = old as! [Key: Value]
         let newEntries = new as! [Key: Value]
+        // Keys and values are read through their own iterators: an iterator of `(key, value)` pairs asks the
+        // runtime for the pair's tuple type at each step, which costs several times the comparison.
         var changed: [Key] = []
         // A copy made on write keeps the original's order: walk both together while their keys agree, and look
         // keys up only when they do not.
         var aligned = oldEntries.count == newEntries.count
         if aligned {
-            for (oldEntry, newEntry) in zip(oldEntries, newEntries) {
-                guard oldEntry.key == newEntry.key else {
+            var oldKeys = oldEntries.keys.makeIterator()
+            var newKeys = newEntries.keys.makeIterator()
+            var oldValues = oldEntries.values.makeIterator()
+            var newValues = newEntries.values.makeIterator()
+            while let oldKey = oldKeys.next(), let newKey = newKeys.next(), let oldValue = oldValues.next(),
+                let newValue = newValues.next()
+            {
+                guard oldKey == newKey else {
                     aligned = false
                     break
                 }
-                if !ValueComparison.sameBytes(oldEntry.value, newEntry.value) { changed.append(oldEntry.key) }
+                if !ValueComparison.sameBytes(oldValue, newValue) { changed.append(oldKey) }
             }
         }
         var onOneSide: [Key] = []
         if !aligned {
             changed.removeAll()
-            for (key, oldValue) in oldEntries {
+            var oldKeys = oldEntries.keys.makeIterator()
+            var oldValues = oldEntries.values.makeIterator()
+            while let key = oldKeys.next(), let oldValue = oldValues.next() {
                 if let newValue = newEntries[key] {
                     if !ValueComparison.sameBytes(oldValue, newValue) { changed.append(key) }
                 } else {
