@@ -36,7 +36,7 @@ enum DurabilitySnippets {
         _ = journal
         _ = store
 
-        // Sources/Sluice/Sluice.docc/Durability.md:124
+        // Sources/Sluice/Sluice.docc/Durability.md:131
         func runJournaledService(in directory: String, requests: [Int]) async throws {
             let journal = try Journal(directory: directory, onError: { error in print("journal stopped:", error) })
             let store = try Store<Counter, CounterAction>(
@@ -76,7 +76,7 @@ enum DurabilitySnippets {
             journal.close()
         }
 
-        // Sources/Sluice/Sluice.docc/Durability.md:203
+        // Sources/Sluice/Sluice.docc/Durability.md:210
         try journal.snapshot(store, reducerVersion: 1)
     }
 }
