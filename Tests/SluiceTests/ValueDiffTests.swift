@@ -261,6 +261,8 @@ import Testing
         let old = Document(body: Versioned(revision: 1, text: "a"))
         let new = Document(body: Versioned(revision: 2, text: "a"))
         #expect(Self.changes(old, new) == [#"body: Versioned(text: "a") -> Versioned(text: "a")"#])
+        // The root too, which is asked `==` only once its walk found nothing.
+        #expect(Self.changes(old.body, new.body) == [#"state: Versioned(text: "a") -> Versioned(text: "a")"#])
     }
 
     @Test func sendableAndEquatableStatesGiveTheSamePathsAsPlainOnes() {

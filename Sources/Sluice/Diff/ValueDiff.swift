@@ -98,6 +98,8 @@ package struct ValueDiff {
         self.bounds = bounds
         self.rootName = rootName
         self.isIncluded = isIncluded
+        // An untouched value costs a comparison of its bytes, not an `==` after a walk that found nothing.
+        guard !ValueComparison.isIdentical(old, new) else { return }
         if !compare(old, new, depth: 0) {
             recordValues(old, new, kind: .notComparedInFull)
         } else if found == 0, equalIfEquatable(old, new) == false {
