@@ -32,7 +32,7 @@ let package = Package(
         .executableTarget(name: "SluiceJournalCrash", dependencies: ["Sluice", "SluiceJournal"]),
         .testTarget(
             name: "SluiceTests",
-            dependencies: ["Sluice", "SluiceJournal", "SluiceTesting", "SluiceJournalCrash"]
+            dependencies: ["Sluice", "SluiceJournal", "SluiceTesting", "SluiceReplay", "SluiceJournalCrash"]
         ),
         .testTarget(name: "SluiceTestingTests", dependencies: ["Sluice", "SluiceTesting"]),
         // The demo's crash test launches `sluice-demo` and kills it.

@@ -448,7 +448,7 @@ public final class JournalReplay<State: Codable, Action: Codable> {
         var after = before
         reducer.reduce(&after, action)
         reductions += 1
-        let diff = StateDiff(before, after, LogLineFormat(maxLineLength: nil, maxChanges: max(1, maxChanges)))
+        let diff = ValueDiff(before, after, bounds: .replay(maxChanges: max(1, maxChanges)))
         return JournalReplayStep(
             sequence: sequence,
             action: action,

@@ -1,29 +1,28 @@
-/// The differences between an expected and an actual value, field by field, as lines for a failure message.
-///
-/// Found with `Mirror`: structs, classes and tuples by their fields (`orders.pending`), arrays by index
-/// (`items[2]`), dictionaries by key (`stock["apple"]`), optionals through their value; enums, sets and other
-/// leaves are compared as whole values. A part whose type is `Equatable` and equal is not visited.
-///
-/// The test store keeps its own differ rather than the logging middleware's, which formats for one log line
-/// (counts of collections, values cut short) where a failing test wants each differing element.
+import Sluice
+
+/// The differences between an expected and an actual value, as lines for a failure message: the changes that
+/// Sluice's diff finds from the expected value to the actual one (the same diff as a log line's or a replay's
+/// step, with a failing test's bounds), each written as `path: expected …, actual …`.
 struct StateDifference {
-    /// `path: expected …, actual …`, one per difference found, at most `limit`.
+    /// `path: expected …, actual …`, one per difference found, at most `limit`, then `… and N more`.
     private(set) var lines: [String] = []
-    /// The path of every difference found (`""` for the whole value), without a limit.
-    private(set) var paths: [String] = []
-    private var omitted = 0
-    private let limit: Int
-    private let maxDepth = 24
-    private let isIncluded: ((String) -> Bool)?
 
     /// The differences between `expected` and `actual`; with `isIncluded`, only those at the paths it accepts.
     init(expected: Any, actual: Any, limit: Int = 40, only isIncluded: ((String) -> Bool)? = nil) {
-        self.limit = limit
-        self.isIncluded = isIncluded
-        compare(expected, actual, path: "", depth: 0)
-        if omitted > 0 {
-            lines.append("… and \(omitted) more")
+        var bounds = ValueDiff.Bounds.testFailure
+        bounds.maxChanges = limit
+        let diff = ValueDiff(expected, actual, rootName: "", bounds: bounds, only: isIncluded)
+        lines = diff.changes.map(Self.line)
+        if diff.omitted > 0 {
+            lines.append("… and \(diff.omitted) more")
         }
+    }
+
+    /// The path of every difference between `expected` and `actual` (`""` for the whole value).
+    static func paths(expected: Any, actual: Any) -> [String] {
+        var bounds = ValueDiff.Bounds.testFailure
+        bounds.maxChanges = .max
+        return ValueDiff(expected, actual, rootName: "", bounds: bounds).changes.map(\.path)
     }
 
     /// Whether a difference at `path` concerns one of `named`: the same part, a part inside one, or a part that
@@ -41,149 +40,21 @@ struct StateDifference {
         return next == "." || next == "["
     }
 
-    private mutating func record(_ path: String, _ text: String) {
-        if let isIncluded, !isIncluded(path) { return }
-        paths.append(path)
-        if lines.count < limit {
-            lines.append((path.isEmpty ? "state" : path) + ": " + text)
-        } else {
-            omitted += 1
+    /// A change from the expected value to the actual one, as a line: `items[0]: expected (none), actual "apple"`.
+    private static func line(_ change: Middlewares.LogChange) -> String {
+        // The paths are made from the root without a name, so that the whole value's is `""`; the message names it.
+        let path =
+            change.path.isEmpty || change.path.hasPrefix("[") || change.path.hasPrefix(".")
+            ? "state" + change.path : change.path
+        switch change.kind {
+        case .values:
+            return "\(path): expected \(change.before), actual \(change.after)"
+        case .notComparedInFull:
+            return "\(path): expected \(change.before), actual \(change.after) (not compared in full)"
+        case .removed:
+            return "\(path): expected to contain \(change.before), actual does not"
+        case .inserted:
+            return "\(path): actual contains \(change.after), expected does not"
         }
-    }
-
-    private mutating func recordValues(_ path: String, expected: Any, actual: Any) {
-        record(path, "expected \(Self.describe(expected)), actual \(Self.describe(actual))")
-    }
-
-    private mutating func compare(_ expected: Any, _ actual: Any, path: String, depth: Int) {
-        let equal = equalIfEquatable(expected, actual)
-        if equal == true { return }
-        let expectedMirror = Mirror(reflecting: expected)
-        let actualMirror = Mirror(reflecting: actual)
-        let style = Self.style(of: expectedMirror)
-        guard type(of: expected) == type(of: actual), style == Self.style(of: actualMirror), depth < maxDepth else {
-            if equal == false || Self.describe(expected) != Self.describe(actual) {
-                recordValues(path, expected: expected, actual: actual)
-            }
-            return
-        }
-        switch style {
-        case .optional:
-            switch (expectedMirror.children.first?.value, actualMirror.children.first?.value) {
-            case (nil, nil):
-                return
-            case (let expectedValue?, let actualValue?):
-                compare(expectedValue, actualValue, path: path, depth: depth + 1)
-            default:
-                recordValues(path, expected: expected, actual: actual)
-            }
-        case .collection:
-            let expectedElements = expectedMirror.children.map(\.value)
-            let actualElements = actualMirror.children.map(\.value)
-            if expectedElements.count != actualElements.count {
-                record(path + ".count", "expected \(expectedElements.count), actual \(actualElements.count)")
-            }
-            for index in 0..<max(expectedElements.count, actualElements.count) {
-                let elementPath = path + "[\(index)]"
-                switch (index < expectedElements.count, index < actualElements.count) {
-                case (true, true):
-                    compare(expectedElements[index], actualElements[index], path: elementPath, depth: depth + 1)
-                case (true, false):
-                    record(elementPath, "expected \(Self.describe(expectedElements[index])), actual (none)")
-                default:
-                    record(elementPath, "expected (none), actual \(Self.describe(actualElements[index]))")
-                }
-            }
-        case .dictionary:
-            let expectedEntries = Self.entries(of: expectedMirror)
-            let actualEntries = Self.entries(of: actualMirror)
-            let keys = Set(expectedEntries.keys).union(actualEntries.keys).sorted()
-            for key in keys {
-                let entryPath = path + "[\(key)]"
-                switch (expectedEntries[key], actualEntries[key]) {
-                case (let expectedValue?, let actualValue?):
-                    compare(expectedValue, actualValue, path: entryPath, depth: depth + 1)
-                case (let expectedValue?, nil):
-                    record(entryPath, "expected \(Self.describe(expectedValue)), actual (none)")
-                case (nil, let actualValue?):
-                    record(entryPath, "expected (none), actual \(Self.describe(actualValue))")
-                case (nil, nil):
-                    break
-                }
-            }
-        case .struct, .class, .tuple:
-            if style == .class, (expected as AnyObject) === (actual as AnyObject) {
-                return
-            }
-            let expectedChildren = Self.allChildren(of: expectedMirror)
-            let actualChildren = Self.allChildren(of: actualMirror)
-            guard expectedChildren.count == actualChildren.count, !expectedChildren.isEmpty else {
-                if equal == false || Self.describe(expected) != Self.describe(actual) {
-                    recordValues(path, expected: expected, actual: actual)
-                }
-                return
-            }
-            for (index, (expectedChild, actualChild)) in zip(expectedChildren, actualChildren).enumerated() {
-                var label = expectedChild.label ?? "\(index)"
-                if label.hasPrefix(".") { label.removeFirst() }
-                let childPath = path.isEmpty ? label : path + "." + label
-                compare(expectedChild.value, actualChild.value, path: childPath, depth: depth + 1)
-            }
-        default:
-            // Enums, sets and leaves (numbers, strings, ...) are compared as whole values.
-            if equal == false || Self.describe(expected) != Self.describe(actual) {
-                recordValues(path, expected: expected, actual: actual)
-            }
-        }
-    }
-
-    /// A dictionary's entries by the description of their keys (strings quoted).
-    private static func entries(of mirror: Mirror) -> [String: Any] {
-        var entries: [String: Any] = [:]
-        for child in mirror.children {
-            let pair = Array(Mirror(reflecting: child.value).children)
-            if pair.count == 2 {
-                entries[describe(pair[0].value)] = pair[1].value
-            }
-        }
-        return entries
-    }
-
-    /// A value for a failure message: strings quoted, optionals unwrapped, long values cut at 200 characters.
-    static func describe(_ value: Any) -> String {
-        let mirror = Mirror(reflecting: value)
-        if mirror.displayStyle == .optional {
-            guard let wrapped = mirror.children.first?.value else { return "nil" }
-            return describe(wrapped)
-        }
-        let text = value is String ? String(reflecting: value) : String(describing: value)
-        return text.count > 200 ? String(text.prefix(199)) + "…" : text
-    }
-
-    private static func style(of mirror: Mirror) -> Mirror.DisplayStyle? {
-        if let style = mirror.displayStyle { return style }
-        return mirror.children.isEmpty ? nil : .struct
-    }
-
-    private static func allChildren(of mirror: Mirror) -> [Mirror.Child] {
-        var chain = [mirror]
-        while let superclass = chain.last?.superclassMirror {
-            chain.append(superclass)
-        }
-        return chain.reversed().flatMap { Array($0.children) }
-    }
-}
-
-/// `a == b` if `a` is `Equatable` and `b` has the same type, `false` if `b`'s type differs, `nil` if `a` is not
-/// `Equatable`.
-private func equalIfEquatable(_ a: Any, _ b: Any) -> Bool? {
-    guard let a = a as? any Equatable else { return nil }
-    return a._sluiceTestingIsEqual(to: b)
-}
-
-extension Equatable {
-    fileprivate func _sluiceTestingIsEqual(to other: Any) -> Bool {
-        guard let other = other as? Self else { return false }
-        return self == other
     }
 }

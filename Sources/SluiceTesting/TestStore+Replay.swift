@@ -85,7 +85,7 @@ extension TestStore where State: Codable, Action: Codable {
             if let steps, state != steps[index] {
                 let sequence = fixture.firstSequence + UInt64(index) + 1
                 reportDifference(
-                    "replay: the state after action \(sequence) (\(StateDifference.describe(action))) is not the "
+                    "replay: the state after action \(sequence) (\(Self.describe(action))) is not the "
                         + "recorded one:",
                     expected: steps[index],
                     at: site

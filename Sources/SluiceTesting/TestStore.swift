@@ -35,7 +35,14 @@ internal import Testing
 ///   `Issue.record`, and written to standard error so that it is never lost. A skipped assertion of
 ///   ``Exhaustivity/off(showSkipped:)`` is a Swift Testing warning; XCTest, which has no warnings, does not get it.
 ///
-/// With ``exhaustivity`` set to ``Exhaustivity/off``, a test asserts only what it names (see ``Exhaustivity``).
+/// With ``exhaustivity`` set to ``Exhaustivity/off``, a test asserts only what it names (see ``Exhaustivity``). Pass
+/// it as the initializer's last argument, or set the property between steps:
+///
+/// ```swift
+/// let store = TestStore(initialState: Cart(), reducer: cartReducer, schedulers: [scheduler], exhaustivity: .off)
+/// store.send(.add("tea")) { $0.count += 1 }   // the other changes of the action are not compared
+/// store.exhaustivity = .on                    // from here on, every change is asserted
+/// ```
 ///
 /// The test store sees an action as it enters the chain and the state again when the chain returns. A middleware
 /// that calls `next` later changes the state after that: the test store reports such a change, one that no action
@@ -62,7 +69,8 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
     /// The real store under test; use it to run effects (`store.store.run { ... }`) or read what the test store does
     /// not assert.
     public let store: Store<State, Action>
-    /// How strictly the test store asserts; may be changed between steps.
+    /// How strictly the test store asserts: ``Exhaustivity/on`` unless the initializer's `exhaustivity:` (its last
+    /// argument) said otherwise; may be changed between steps (`store.exhaustivity = .off`).
     public var exhaustivity: Exhaustivity
     private let log: ActionLog<State, Action>
     private let missingTestValues = MissingTestValueLog()
@@ -108,7 +116,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
             } else {
                 action = log.actionProcessedOnThisThread
             }
-            missingTestValues.record(key: missing.key, action: action.map(StateDifference.describe))
+            missingTestValues.record(key: missing.key, action: action.map(Self.describe))
         }
         self.store = Store(
             initialState: initialState,
@@ -390,8 +398,8 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
             var afterUpdated = entry.after
             updateExpected(&afterUpdated)
             let named = Set(
-                StateDifference(expected: expected, actual: entry.before, limit: 0).paths
-                    + StateDifference(expected: afterUpdated, actual: entry.after, limit: 0).paths
+                StateDifference.paths(expected: expected, actual: entry.before)
+                    + StateDifference.paths(expected: afterUpdated, actual: entry.after)
             )
             lines =
                 StateDifference(expected: expected, actual: entry.after) {
@@ -485,8 +493,15 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
         }
     }
 
-    static func describe(_ action: Action) -> String {
-        StateDifference.describe(action)
+    /// An action for a failure message: optionals unwrapped, strings quoted, cut at 200 characters.
+    static func describe(_ value: Any) -> String {
+        let mirror = Mirror(reflecting: value)
+        if mirror.displayStyle == .optional {
+            guard let wrapped = mirror.children.first?.value else { return "nil" }
+            return describe(wrapped)
+        }
+        let text = value is String ? String(reflecting: value) : String(describing: value)
+        return text.count > 200 ? String(text.prefix(199)) + "…" : text
     }
 
     static func count(_ count: Int, _ noun: String) -> String {
@@ -494,7 +509,9 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable> {
     }
 }
 
-/// How strictly a ``TestStore`` asserts.
+/// How strictly a ``TestStore`` asserts: given as the initializer's last argument,
+/// `TestStore(initialState: Cart(), reducer: cartReducer, exhaustivity: .off)`, or set between steps,
+/// `store.exhaustivity = .off(showSkipped: true)`.
 public enum Exhaustivity: Sendable, Equatable {
     /// Every state change is asserted in full, every received action is asserted in order, and nothing may be left
     /// running or pending at the end.

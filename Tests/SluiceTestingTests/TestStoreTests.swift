@@ -492,7 +492,7 @@ func issues(_ body: () async -> Void) async -> [TestStoreIssueRecorder.Issue] {
                 The state after send(4) does not match the expected changes:
                   address.city: expected "Lyon", actual "Paris"
                   lines[1].count: expected 2, actual 3
-                  status: expected shipped(at: 5), actual shipped(at: 4)
+                  status.shipped.at: expected 5, actual 4
                 """
             ]
         )

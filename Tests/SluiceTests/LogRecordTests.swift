@@ -59,7 +59,7 @@ import Testing
         #expect(record.line == #"record("a\nb") in 1.5µs"#)
     }
 
-    @Test func changesBeyondTheLimitAreCountedAndCollectionsShowTheirCount() throws {
+    @Test func changesBeyondTheLimitAreCountedAndCollectionsNameTheirElements() throws {
         struct Wide: Sendable, Equatable {
             var a = 0
             var b = 0
@@ -86,8 +86,8 @@ import Testing
         store.dispatch(-1)
         #expect(records.current.last?.changes?.count == 1)
         let tagsOnly = records.current.last?.changes?.last
-        #expect(tagsOnly?.path == "tags")
-        #expect(tagsOnly?.description == "tags: 2 items (changed)")
+        #expect(tagsOnly?.path == "tags[0]")
+        #expect(tagsOnly?.description == "tags[0]: 2 -> 3")
     }
 
     /// The waiting dispatch's record says how long it waited, and so does the line of the `String` sink; the

@@ -117,7 +117,7 @@ import Testing
         let (lines, _, unshared) = Self.run([.set(id: 7, quantity: 5)]) { sink in
             Middlewares.logging(diff: true, sink: sink, clock: { 0 })
         }
-        #expect(lines == ["set(id: 7, quantity: 5) in 0ns | entries: 10000 items (changed)"])
+        #expect(lines == ["set(id: 7, quantity: 5) in 0ns | entries[7].quantity: 1 -> 5"])
         #expect(!unshared)
     }
 

@@ -275,17 +275,18 @@ import Darwin
         let lines = Self.diffLines([.place(Item(sku: "D", quantity: 2))])
         #expect(
             lines == [
-                #"place(Item(sku: "D", quantity: 2)) in 1µs | orders.pending: 3 -> 4; orders.items: 3 items -> 4 items; revenue: 0 -> 20"#
+                #"place(Item(sku: "D", quantity: 2)) in 1µs | orders.pending: 3 -> 4; orders.items.count: 3 -> 4; "#
+                    + #"orders.items[3]: (none) -> Item(sku: "D", quantity: 2); revenue: 0 -> 20"#
             ]
         )
     }
 
-    @Test func diffOfACollectionWithTheSameCountSaysItChanged() {
+    @Test func diffNamesTheChangedElementsOfCollections() {
         let lines = Self.diffLines([.restock("B"), .tag("new"), .tag("new")])
         #expect(
             lines == [
-                #"restock("B") in 1µs | orders.items: 3 items (changed); stock: 1 item -> 2 items"#,
-                #"tag("new") in 1µs | tags: 0 items -> 1 item"#,
+                #"restock("B") in 1µs | orders.items[0].quantity: 1 -> 2; stock["B"]: (none) -> 5"#,
+                #"tag("new") in 1µs | tags: inserted "new""#,
                 #"tag("new") in 1µs | no change"#,
             ]
         )
@@ -323,7 +324,7 @@ import Darwin
 
     @Test func diffListsAtMostMaxChangesAndCountsTheRest() {
         let lines = Self.diffLines(maxChanges: 1, [.place(Item(sku: "D", quantity: 1))])
-        #expect(lines == [#"place(Item(sku: "D", quantity: 1)) in 1µs | orders.pending: 3 -> 4; +2 more"#])
+        #expect(lines == [#"place(Item(sku: "D", quantity: 1)) in 1µs | orders.pending: 3 -> 4; +3 more"#])
     }
 
     @Test func diffCutsLongValues() {
@@ -367,9 +368,9 @@ import Darwin
             lines.current == [
                 "bump in 0ns | count: 0 -> 1",
                 #"rename in 0ns | name: "a" -> "b""#,
-                "addBox in 0ns | boxes: 1 item -> 2 items",
-                // Elements that are not Equatable are not compared: only the count is.
-                "replaceBox in 0ns | no change",
+                "addBox in 0ns | boxes.count: 1 -> 2; boxes[1]: (none) -> Box(value: 2)",
+                // Elements that are not Equatable are compared by their fields.
+                "replaceBox in 0ns | boxes[0].value: 1 -> 9",
                 "moveTuple in 0ns | tuple.1: 2 -> 3",
             ]
         )
@@ -493,8 +494,8 @@ import Darwin
         )
         reflections.withValue { $0 = 0 }
         store.dispatch(1)
-        let value = #".list([Part(name: "part number 0 of many"), Part(name: "par…"#
-        #expect(lines.current == ["1 in 0ns | state: \(value) -> \(value) (not compared in full)"])
+        let value = #"[Part(name: "part number 0 of many"), Part(name: "part numb…"#
+        #expect(lines.current == ["1 in 0ns | list: \(value) -> \(value) (not compared in full)"])
         // At most 1,024 values looked at, two mirrors each; and the two descriptions, cut at 60 characters.
         #expect(reflections.current > 0)
         #expect(reflections.current <= 2 * 1_024 + 2 * 2)
@@ -544,17 +545,19 @@ import Darwin
 
     @Test func aLongActionIsCutSoThatTheDurationAndTheChangesStay() {
         let sku = String(repeating: "x", count: 100)
-        let lines = Self.diffLines(maxLineLength: 120, [.place(Item(sku: sku, quantity: 2))])
-        let changes = "orders.pending: 3 -> 4; orders.items: 3 items -> 4 items; revenue: 0 -> 20"
-        let action = #"place(Item(sku: ""# + String(repeating: "x", count: 18) + "…"
+        let lines = Self.diffLines(maxLineLength: 200, [.place(Item(sku: sku, quantity: 2))])
+        let item = #"Item(sku: ""# + String(repeating: "x", count: 48) + "…"
+        let changes =
+            "orders.pending: 3 -> 4; orders.items.count: 3 -> 4; orders.items[3]: (none) -> \(item); revenue: 0 -> 20"
+        let action = #"place(Item(sku: ""# + String(repeating: "x", count: 15) + "…"
         #expect(lines == ["\(action) in 1µs | \(changes)"])
-        #expect(lines.first?.count == 120)
+        #expect(lines.first?.count == 200)
     }
 
     @Test func changesThatDoNotFitAreLeftOutFromTheEndAndCounted() {
         let sku = String(repeating: "x", count: 100)
         let lines = Self.diffLines(maxLineLength: 60, [.place(Item(sku: sku, quantity: 2))])
-        #expect(lines == [#"place(Item(sku: "x… in 1µs | orders.pending: 3 -> 4; +2 more"#])
+        #expect(lines == [#"place(Item(sku: "x… in 1µs | orders.pending: 3 -> 4; +3 more"#])
         #expect(lines.first?.count == 60)
         // The action is short: it stays whole, the changes make room.
         #expect(Self.diffLines(maxLineLength: 40, [.ship(at: 12)]) == ["ship(at: 12) in 1µs | +2 more"])
@@ -563,7 +566,7 @@ import Darwin
     @Test func whenOnlyTheCountOfChangesFitsTheActionIsCutFurther() {
         let sku = String(repeating: "x", count: 100)
         let lines = Self.diffLines(maxLineLength: 30, [.place(Item(sku: sku, quantity: 2))])
-        #expect(lines == ["place(Item(s… in 1µs | +3 more"])
+        #expect(lines == ["place(Item(s… in 1µs | +4 more"])
         #expect(lines.first?.count == 30)
     }
 
@@ -744,16 +747,18 @@ import Darwin
         store.dispatch(.replace(.depth(3)))  // rebuilt, equal
         store.dispatch(.replace(.depth(100)))  // differs 3 levels down
         store.dispatch(.replace(.depth(100)))  // rebuilt, deeper than the comparison goes
-        // Values in a change are cut at 60 characters, the action (no line limit here) at 16 levels.
+        // Values in a change are cut at 60 characters, the action (no line limit here) at 16 levels; the diff names
+        // parts through the enum's case 16 levels deep and compares what is below as a whole.
         let long = String(String(repeating: ".link(", count: 10).prefix(59)) + "…"
         let action = "replace(" + String(repeating: ".link(", count: 15) + "…" + String(repeating: ")", count: 16)
+        let deepest = "chain" + String(repeating: ".link", count: 15)
         #expect(
             lines.current == [
                 "bump in 0ns | count: 0 -> 1",
-                "push in 0ns | chain: .link(.link(.end)) -> .link(.link(.link(.end)))",
+                "push in 0ns | chain.link.link: .end -> .link(.end)",
                 "replace(.link(.link(.link(.end)))) in 0ns | no change",
-                "\(action) in 0ns | chain: .link(.link(.link(.end))) -> \(long)",
-                "\(action) in 0ns | chain: \(long) -> \(long) (not compared in full)",
+                "\(action) in 0ns | chain.link.link.link: .end -> \(long)",
+                "\(action) in 0ns | \(deepest): \(long) -> \(long) (not compared in full)",
             ]
         )
     }

@@ -2,7 +2,10 @@
 // it; and in a middleware, `Middlewares.journal`), against the same store without a journal; recovery (replaying
 // the journal through the reducer) against a loop that decodes the same actions from memory, with the journal's
 // decoder, and calls the reducer; and recovery from a snapshot of a 1,000,000-entry dictionary, against replaying
-// the actions that made it and against `JSONDecoder` decoding the same value from memory.
+// the actions that made it and against `JSONDecoder` decoding the same value from memory. The cost of one action's
+// payload, encoded and decoded with the journal's coder and with `JSONEncoder` / `JSONDecoder`, and of a dispatch
+// that a `.none` or `.groupCommit` journal records: for an `.add(Int)` and for a realistic action, a bid (an enum
+// case whose payload is a struct of several fields, two of them strings).
 
 import Benchmark
 import BenchmarkSupport
@@ -149,7 +152,111 @@ func recoverLarge<State: Codable & Sendable>(
     return try Store<State, Int>.recover(from: journal, initialState: initialState, reducer: reducer).state
 }
 
+/// A bid in an auction house: the shape of a service's action, beside `.add(Int)`.
+struct Bid: Codable, Sendable {
+    var auctionID: Int
+    var bidder: String
+    var amount: Int
+    var currency: String
+    var placedAt: Date
+}
+
+/// The actions of the per-action payload benchmarks: the smallest enum action, and a realistic one.
+enum HouseAction: Codable, Sendable {
+    case add(Int)
+    case bid(Bid)
+}
+
+/// The bid of the benchmarks: field values of a typical size (a seven-digit amount in cents, a name of 13
+/// characters).
+let sampleBid = HouseAction.bid(
+    Bid(
+        auctionID: 35,
+        bidder: "Ada Lovelace",
+        amount: 101_500,
+        currency: "EUR",
+        placedAt: Date(timeIntervalSinceReferenceDate: 786_000_000.25)
+    )
+)
+
+/// A house that counts its bids and their amounts.
+struct House: Codable, Sendable {
+    var count = 0
+    var total = 0
+}
+
+let houseReducer = Reducer<House, HouseAction>(mutating: { state, action in
+    state.count &+= 1
+    switch action {
+    case .add(let value): state.total &+= value
+    case .bid(let bid): state.total &+= bid.amount
+    }
+})
+
+/// A store of `House` made by `Store(recoveringFrom:)` with `durability`, its writer running.
+func makeHouseStore(_ name: String, durability: JournalDurability) throws -> Store<House, HouseAction> {
+    let journal = try Journal(directory: journalDirectory(name))
+    Task.detached { try await journal.run() }
+    return try Store(recoveringFrom: journal, durability: durability, initialState: House(), reducer: houseReducer)
+}
+
+/// The per-action payload benchmarks of `action`, named after `name`: its encoding and decoding with the journal's
+/// coder and with `JSONEncoder` / `JSONDecoder`, and its dispatch through a `.none` and a `.groupCommit` journal.
+func actionBenchmarks(_ name: String, _ action: HouseAction) {
+    Benchmark("Encode-\(name)", configuration: .perDispatch) { benchmark in
+        let coder = JournalPayloadCoder()
+        for _ in benchmark.scaledIterations {
+            blackHole(try coder.encode(action))
+        }
+    }
+
+    Benchmark("Decode-\(name)", configuration: .perDispatch) { benchmark, payload in
+        var coder = JournalPayloadCoder()
+        for _ in benchmark.scaledIterations {
+            blackHole(try payload.withUnsafeBytes { bytes in try coder.decode(HouseAction.self, from: bytes) })
+        }
+    } setup: {
+        try JournalPayloadCoder().encode(action)
+    }
+
+    Benchmark("JSONEncoder-\(name)", configuration: .perDispatch) { benchmark in
+        let encoder = JSONEncoder()
+        for _ in benchmark.scaledIterations {
+            blackHole(try encoder.encode(action))
+        }
+    }
+
+    Benchmark("JSONDecoder-\(name)", configuration: .perDispatch) { benchmark, json in
+        let decoder = JSONDecoder()
+        for _ in benchmark.scaledIterations {
+            blackHole(try decoder.decode(HouseAction.self, from: json))
+        }
+    } setup: {
+        try JSONEncoder().encode(action)
+    }
+
+    // `.none`: the dispatch encodes the action and writes it (one `write` system call) before the reducer runs.
+    Benchmark("Dispatch-none-\(name)", configuration: .perDispatch) { benchmark, store in
+        for _ in benchmark.scaledIterations {
+            store.dispatch(action)
+        }
+    } setup: {
+        try makeHouseStore("none-\(name)", durability: .none)
+    }
+
+    Benchmark("Dispatch-groupCommit-\(name)", configuration: .perDispatch) { benchmark, store in
+        for _ in benchmark.scaledIterations {
+            store.dispatch(action)
+        }
+    } setup: {
+        try makeHouseStore("group-commit-\(name)", durability: .groupCommit(interval: .milliseconds(1)))
+    }
+}
+
 let benchmarks: @Sendable () -> Void = {
+    actionBenchmarks("add-Int", .add(7))
+    actionBenchmarks("bid", sampleBid)
+
     Benchmark("Dispatch-no-journal", configuration: .perDispatch) { benchmark, store in
         for _ in benchmark.scaledIterations {
             store.dispatch(1)

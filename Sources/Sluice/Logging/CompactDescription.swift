@@ -254,6 +254,8 @@ struct DescribedType: Sendable {
     /// `Equatable`: the diff compares two values of the type with `==` (a failed cast to `any Equatable` costs as
     /// much as a successful one, so it is not repeated for the types that are not).
     let isEquatable: Bool
+    /// An array, a dictionary, a set or an optional: the diff walks its parts with their own types.
+    let container: (any DiffContainer.Type)?
 
     /// The facts about the type of `value`, learned from it the first time a value of its type is described.
     static func of(_ value: Any) -> DescribedType {
@@ -285,6 +287,7 @@ struct DescribedType: Sendable {
                 .none
             }
         isEquatable = valueType is any Equatable.Type
+        container = valueType as? any DiffContainer.Type
         // A tuple cannot have a custom mirror: its display style is its type's.
         isTuple = leaf == nil && !isText && Mirror(reflecting: value).displayStyle == .tuple
     }

@@ -4,11 +4,6 @@ package struct LogLineFormat: Sendable {
     let maxChanges: Int
     /// Whether the action type has its own `description`, which then describes actions without reflection.
     var actionHasDescription = false
-    /// The most characters of one value on either side of `->` in a change.
-    let maxValueLength = 60
-    /// How deep the diff follows nested values, naming them by path, before it compares what it found there as a
-    /// whole.
-    let maxDepth = 16
     /// The characters of the action that a line keeps before it leaves out changes to fit its limit.
     static let minActionLength = 16
 

@@ -100,27 +100,31 @@ extension Middlewares {
         }
     }
 
-    /// One field of the state that an action changed, in a ``LogRecord``.
+    /// One part of the state that an action changed, in a ``LogRecord`` or a replay's step.
     public struct LogChange: Sendable, Hashable, CustomStringConvertible {
-        enum Kind: Hashable {
+        package enum Kind: Hashable, Sendable {
             /// `before -> after`.
             case values
             /// The values were compared only in part and may not differ: `before -> after (not compared in full)`.
             case notComparedInFull
-            /// A collection with the same count and different elements: `<count> items (changed)`.
-            case elementsChanged
+            /// An element inserted into a set: `tags: inserted "new"`.
+            case inserted
+            /// An element removed from a set: `tags: removed "old"`.
+            case removed
         }
 
-        /// The field, as a dotted path from the root of the state: `orders.pending`; `state` for the whole state.
+        /// The part, as a path from the root of the state: fields and enum cases joined by dots, subscripts in
+        /// brackets (`auctions[35].price`, `stock["apple"]`, `items.count`); `state` for the whole state.
         public let path: String
-        /// The value before the action, described in at most 60 characters: `3`, `.pending`, `3 items`.
+        /// The value before the action, described in at most 60 characters: `3`, `.pending`; `(none)` for an
+        /// element or an entry that the action added, or for an element inserted into a set.
         public let before: String
-        /// The value after the action, described like ``before``. For a collection whose elements changed but not
-        /// its count, the same as ``before`` (the count).
+        /// The value after the action, described like ``before``; `(none)` for an element or an entry that the
+        /// action removed, or for an element removed from a set.
         public let after: String
-        let kind: Kind
+        package let kind: Kind
 
-        init(path: String, before: String, after: String, kind: Kind) {
+        package init(path: String, before: String, after: String, kind: Kind) {
             self.path = path
             self.before = before
             self.after = after
@@ -133,12 +137,13 @@ extension Middlewares {
             kind != .notComparedInFull
         }
 
-        /// The change as the line shows it: `orders.pending: 3 -> 4`, `tags: 2 items (changed)`.
+        /// The change as the line shows it: `auctions[35].price: 1020 -> 1015`, `tags: inserted "new"`.
         public var description: String {
             switch kind {
             case .values: path + ": " + before + " -> " + after
             case .notComparedInFull: path + ": " + before + " -> " + after + " (not compared in full)"
-            case .elementsChanged: path + ": " + after + " (changed)"
+            case .inserted: path + ": inserted " + after
+            case .removed: path + ": removed " + before
             }
         }
     }

@@ -13,7 +13,7 @@ extension Middlewares {
     /// ```
     ///
     /// With `diff: true`, a line also lists what the action changed in the state
-    /// (`| orders.pending: 3 -> 4; orders.items: 3 items -> 4 items`). That diff holds the state from before the
+    /// (`| orders.pending: 3 -> 4; orders.byID[7].status: .open -> .shipped`). That diff holds the state from before the
     /// action while the reducer runs, so it costs a copy of every collection the action changes in place: use it
     /// while investigating a small state, and
     /// ``logging(diffing:maxChanges:maxLineLength:sampling:include:sink:)``, which compares only the parts of the
@@ -36,19 +36,22 @@ extension Middlewares {
     ///   the reducer and the subscribers, measured with the monotonic clock (`DispatchTime`). Actions that this
     ///   work dispatched are queued (rule 2), so they are logged on their own lines and not counted here. Put the
     ///   logging middleware first in the array to measure the whole chain.
-    /// - The changes are the fields of the state that differ before and after the action, found with `Mirror`
-    ///   and named by dotted paths: `orders.pending: 3 -> 4`. Optionals are compared through their values
-    ///   (`discount: nil -> 5`), enums as whole values (`status: .pending -> .shipped(at: 12)`), collections by count
-    ///   (`orders.items: 3 items -> 4 items`; `tags: 2 items (changed)` when the count is the same and the
-    ///   elements are `Equatable` and differ). A part of the state that still has the same storage (the same bytes:
-    ///   the same class instance, array or dictionary buffer, or indirect enum box) is skipped without being read,
-    ///   and a part whose type is `Equatable` and equal costs one comparison, so the parts that an action left alone
-    ///   cost the same however large they are. Other values (enums that are not `Equatable`, parts nested deeper
-    ///   than 16 levels) are compared part by part, stopping at the first difference, at most 32 levels deep and
-    ///   1,024 values in all; when that is not enough to decide, the change is listed with
-    ///   `(not compared in full)`. The elements of a collection whose elements are not `Equatable` are not
-    ///   compared: only its count is. Values are shown in at most 60 characters and 16 levels of nesting (deeper
-    ///   ones as `…`). An action that changed nothing logs `no change`.
+    /// - The changes are the parts of the state that differ before and after the action, found with `Mirror` and
+    ///   named by their path down to the field: `orders.pending: 3 -> 4`, `auctions[35].price: 1020 -> 1015`.
+    ///   Arrays are compared by index, with their count when it changed (`items.count: 3 -> 4`, and
+    ///   `items[3]: (none) -> Item(sku: "D")` for an element on one side only); dictionaries by key, in the order of
+    ///   the keys (by their descriptions when the keys are not `Comparable`); sets by the elements removed and
+    ///   inserted (`tags: inserted "new"`); optionals through their values (`discount: nil -> 5`); enums of the
+    ///   same case through their payload, named by the case (`status.shipped.at: 3 -> 4`), and of different cases
+    ///   as whole values (`status: .pending -> .shipped(at: 12)`). A part of the state that still has the same
+    ///   storage (the same bytes: the same class instance, array or dictionary buffer, or indirect enum box) is
+    ///   skipped without being read, and so is an element of an array, a dictionary or a set whose bytes did not
+    ///   change; a part whose type is `Equatable` and equal costs one comparison. So the parts that an action left
+    ///   alone cost little however large they are. Parts nested deeper than 16 levels are compared as whole
+    ///   values, part by part up to the first difference, at most 32 levels deep. The diff reflects at most 1,024
+    ///   values in all; a part it had no budget left for is listed with `(not compared in full)`. Values and keys
+    ///   are shown in at most 60 characters and 16 levels of nesting (deeper ones as `…`). An action that changed
+    ///   nothing logs `no change`. The same diff names a replay's changes and a `TestStore`'s failures.
     ///
     /// Lines go to `sink` once the store's pipeline is free again, outside the store's lock: the action's description,
     /// the line and the sink hold no other dispatch. A `dispatch` or `send` returns after its own line, and the
@@ -74,8 +77,9 @@ extension Middlewares {
     /// With `diff: true` it reads the state before and after the action and walks both, skipping the parts whose
     /// storage did not change: a collection that the action left alone costs nothing, however large. The state
     /// from before the action is held while the reducer runs, so a reducer that changes a collection in place
-    /// copies all of it (copy-on-write), and the changed collection is then compared up to its first difference:
-    /// `==` for an `Equatable` part, element by element; otherwise at most the bounded walk. Both grow with the
+    /// copies all of it (copy-on-write), and the changed collection is then compared with `==` when it is
+    /// `Equatable` and walked element by element to name what changed: an element whose bytes did not change
+    /// costs a comparison of its bytes, the others their `==` or the bounded walk. All of it grows with the
     /// collection: for a state of many entries, compare the entries the action touches with
     /// ``logging(diffing:maxChanges:maxLineLength:sampling:include:sink:)``, whose cost does not depend on the
     /// size of the state.
@@ -457,7 +461,12 @@ extension Middlewares {
         next(action)
         let elapsed = clock() &- start
         let changes = before.map { before in
-            StateDiff(before, comparing.capture!(api, action), rootName: comparing.rootName, format)
+            ValueDiff(
+                before,
+                comparing.capture!(api, action),
+                rootName: comparing.rootName,
+                bounds: .logLine(maxChanges: format.maxChanges)
+            )
         }
         let record = LogRecord(
             level: level,

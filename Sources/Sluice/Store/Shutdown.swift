@@ -69,6 +69,28 @@ public struct ShutdownReport: Sendable, Hashable {
 /// An error thrown by an effect or a side effect that nobody awaited, or the error that stopped the store's
 /// journal, as the store's `onEffectError` handler receives it (see
 /// ``Store/init(initialState:reducer:middleware:onEffectError:)``).
+///
+/// Not generic: one type for every store, whatever its state and action. The handler is a
+/// `@Sendable (EffectFailure) -> Void`, and the action that a side effect ran for comes as `any Sendable`, to cast
+/// back to the store's action type:
+///
+/// ```swift
+/// let store = Store<AppState, AppAction>(
+///     initialState: AppState(),
+///     reducer: appReducer,
+///     onEffectError: { (failure: EffectFailure) in
+///         switch failure.source {
+///         case .sideEffect:
+///             let action = failure.action as? AppAction  // `any Sendable`, cast back to the action type
+///             print("side effect for \(action.map { "\($0)" } ?? "?") failed:", failure.error)
+///         case .effect:
+///             print("effect \(failure.id.map { "\($0)" } ?? "without an id") failed:", failure.error)
+///         case .journal:
+///             print("the journal stopped:", failure.error)
+///         }
+///     }
+/// )
+/// ```
 public struct EffectFailure: Error, Sendable {
     /// What failed.
     public enum Source: Sendable, Hashable {

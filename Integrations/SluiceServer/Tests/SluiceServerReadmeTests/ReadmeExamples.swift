@@ -55,7 +55,7 @@ func loggingExample(logger: Logger) -> Store<AppState, AppAction> {
     let store = Store<AppState, AppAction>(
         initialState: AppState(),
         reducer: appReducer,
-        middleware: [Middlewares.logging(to: logger, level: .debug, store: "orders")]
+        middleware: [Middlewares.logging(to: logger, level: .debug, store: "orders", sampling: .every(100))]
     )
     return store
 }

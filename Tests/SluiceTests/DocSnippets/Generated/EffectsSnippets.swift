@@ -54,13 +54,21 @@ enum EffectsSnippets {
         }
         _ = total
 
-        // Sources/Sluice/Sluice.docc/Effects.md:138
+        // Sources/Sluice/Sluice.docc/Effects.md:140
         let reportingStore = Store<AppState, AppAction>(
             initialState: AppState(),
             reducer: appReducer,
             middleware: [],
-            onEffectError: { failure in
-                print("effect \(failure.id.map { "\($0)" } ?? "-") failed:", failure.error)
+            onEffectError: { (failure: EffectFailure) in
+                switch failure.source {
+                case .sideEffect:
+                    let action = failure.action as? AppAction  // `any Sendable`, cast back to the action type
+                    print("side effect for \(action.map { "\($0)" } ?? "?") failed:", failure.error)
+                case .effect:
+                    print("effect \(failure.id.map { "\($0)" } ?? "without an id") failed:", failure.error)
+                case .journal:
+                    print("the journal stopped:", failure.error)
+                }
             }
         )
         reportingStore.start(id: "sync") { api in

@@ -26,7 +26,7 @@ enum ReplaySnippets {
         _ = step
         _ = earlier
 
-        // Sources/SluiceJournal/SluiceJournal.docc/Replay.md:43
+        // Sources/SluiceJournal/SluiceJournal.docc/Replay.md:46
         let found = replay.bisect { $0.count >= 0 }
         switch found.outcome {
         case .holds:
@@ -39,7 +39,7 @@ enum ReplaySnippets {
         print(found.evaluations, "checks,", found.reductions, "reductions")
         _ = found
 
-        // Sources/SluiceJournal/SluiceJournal.docc/Replay.md:64
+        // Sources/SluiceJournal/SluiceJournal.docc/Replay.md:67
         let fixture = try replay.fixture(after: replay.lastSequence - 2, through: replay.lastSequence, includingStates: true)
         let path = dataDirectory + "-incident.json"
         try fixture.write(toFile: path)

@@ -55,7 +55,7 @@ enum TestingWithTestSchedulerSnippets {
             )
             store.dispatch(.ship(id: 1))
             #expect(lines.values.count == 1)
-            #expect(lines.values[0].hasSuffix("| pending: 1 item -> 0 items; shipped: 0 -> 1"))
+            #expect(lines.values[0].hasSuffix("| pending.count: 1 -> 0; pending[0]: 1 -> (none); shipped: 0 -> 1"))
         }
         shipmentsAreLogged()
 
@@ -260,6 +260,45 @@ enum TestingWithTestSchedulerSnippets {
             }
             _ = ticketsReducer
             await aTicketOpensASecondLaterWithTheNextID()
+        }
+
+        // Sources/Sluice/Sluice.docc/TestingWithTestScheduler.md:382
+        do {
+            struct Basket: Equatable, Sendable {
+                var count = 0
+                var items: [String] = []
+                var lastAdded: String?
+            }
+
+            enum BasketAction: Equatable, Sendable {
+                case add(String)
+            }
+
+            let basketReducer = Reducer<Basket, BasketAction>(mutating: { basket, action in
+                if case .add(let item) = action {
+                    basket.count += 1
+                    basket.items.append(item)
+                    basket.lastAdded = item
+                }
+            })
+
+            func addingCountsTheItem() async {
+                let store = TestStore(
+                    initialState: Basket(),
+                    reducer: basketReducer,
+                    exhaustivity: .off  // after `middleware:`, `dependencies:` and `schedulers:` when a test passes them
+                )
+                store.send(.add("tea")) { $0.count += 1 }  // `items` and `lastAdded` changed too: not compared
+                store.exhaustivity = .on  // from here on, every change is asserted
+                store.send(.add("milk")) {
+                    $0.count = 2
+                    $0.items.append("milk")
+                    $0.lastAdded = "milk"
+                }
+                await store.finish()
+            }
+            _ = basketReducer
+            await addingCountsTheItem()
         }
     }
 }

@@ -116,7 +116,7 @@ enum WritingMiddlewareSnippets {
             _ = store
         }
 
-        // Sources/Sluice/Sluice.docc/WritingMiddleware.md:272
+        // Sources/Sluice/Sluice.docc/WritingMiddleware.md:277
         let shipments: Middleware<OrderState, OrderAction> = Middlewares.logging(
             sampling: .every(100),
             include: { action in if case .ship = action { true } else { false } },
@@ -124,7 +124,7 @@ enum WritingMiddlewareSnippets {
         )
         _ = shipments
 
-        // Sources/Sluice/Sluice.docc/WritingMiddleware.md:295
+        // Sources/Sluice/Sluice.docc/WritingMiddleware.md:300
         let audited = Store<OrderState, OrderAction>(
             initialState: OrderState(),
             reducer: orders,

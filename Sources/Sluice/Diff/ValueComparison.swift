@@ -1,10 +1,19 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Whether two values are the same, found without describing them, in bounded depth and work.
 ///
 /// A value is the same as another when their bytes are identical (for a class, an array, a dictionary or an
 /// indirect enum: the same storage), when both are `Equatable` and `==`, or when both have the same type, the same
 /// shape (enum case, count, labels) and the same parts, compared the same way, stopping at the first difference.
 /// Values without parts (an enum case without payload) are compared by their descriptions. The walk goes at most
-/// ``maxDepth`` levels deep and looks at most at ``maxVisits`` values; past that, the answer is ``Verdict/unknown``.
+/// ``maxDepth`` levels deep and looks at most at ``maxVisits`` values (or fewer, when the caller has less to spend);
+/// past that, the answer is ``Verdict/unknown``.
 /// The parts of a set or a dictionary whose elements are not `Equatable` are not compared (their order can differ
 /// between equal values): equal counts give ``Verdict/unknown``.
 struct ValueComparison {
@@ -19,10 +28,18 @@ struct ValueComparison {
     static let maxVisits = 1_024
 
     private var visits = 0
+    private let visitLimit: Int
 
-    static func compare(_ old: Any, _ new: Any) -> Verdict {
-        var comparison = ValueComparison()
-        return comparison.compare(old, new, depth: 0)
+    private init(visitLimit: Int) {
+        self.visitLimit = visitLimit
+    }
+
+    /// Compares `old` and `new`, looking at most at `maxVisits` values; returns the verdict and the values it
+    /// looked at.
+    static func compare(_ old: Any, _ new: Any, maxVisits: Int = Self.maxVisits) -> (verdict: Verdict, visits: Int) {
+        var comparison = ValueComparison(visitLimit: min(maxVisits, Self.maxVisits))
+        let verdict = comparison.compare(old, new, depth: 0)
+        return (verdict, comparison.visits)
     }
 
     /// Whether `a` and `b` have the same type and the same bytes: the same value, held in the same storage.
@@ -33,15 +50,29 @@ struct ValueComparison {
         guard type(of: a) == type(of: b) else { return false }
         func sameBytes<Value>(_ a: Value) -> Bool {
             guard let b = b as? Value else { return false }
-            return withUnsafeBytes(of: a) { a in
-                withUnsafeBytes(of: b) { b in a.elementsEqual(b) }
-            }
+            return Self.sameBytes(a, b)
         }
         return sameBytes(a)
     }
 
+    /// Whether `a` and `b` have the same bytes, which for two values of one type means the same value: the
+    /// elements of a container that the diff walks with their own type, without boxing each in an `Any`.
+    @inline(__always)
+    static func sameBytes<Value>(_ a: Value, _ b: Value) -> Bool {
+        withUnsafeBytes(of: a) { a in
+            withUnsafeBytes(of: b) { b in sameBytes(a, b) }
+        }
+    }
+
+    /// Whether two buffers of the same length hold the same bytes.
+    @inline(__always)
+    static func sameBytes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+        guard let first = a.baseAddress, let second = b.baseAddress else { return true }
+        return memcmp(first, second, a.count) == 0
+    }
+
     private mutating func compare(_ a: Any, _ b: Any, depth: Int) -> Verdict {
-        guard visits < Self.maxVisits else { return .unknown }
+        guard visits < visitLimit else { return .unknown }
         visits += 1
         if Self.isIdentical(a, b) { return .same }
         if let equal = equalIfEquatable(a, b) { return equal ? .same : .different }
@@ -61,7 +92,7 @@ struct ValueComparison {
         var verdict = Verdict.same
         for (aChild, bChild) in zip(aChildren, bChildren) {
             guard aChild.label == bChild.label else { return .different }
-            if visits >= Self.maxVisits { return .unknown }
+            if visits >= visitLimit { return .unknown }
             switch compare(aChild.value, bChild.value, depth: depth + 1) {
             case .same: continue
             case .different: return .different
