@@ -1,5 +1,6 @@
 import Foundation
 import Sluice
+import SluiceJournal
 import SluiceReplay
 import SluiceTesting
 import Testing
