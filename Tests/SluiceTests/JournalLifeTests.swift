@@ -130,8 +130,10 @@ import Testing
             let producers = max(8, 4 * ProcessInfo.processInfo.activeProcessorCount)
             let perProducer = 100_000 / producers + 1
             let total = producers * perProducer
+            // Four hang guards: 100,000 actions through the journal take far longer under the thread sanitizer on
+            // a loaded machine, where a 240 s bound once ended the run of a correct build.
             let watchdog = Watchdog(
-                seconds: 240,
+                seconds: 4 * Int(hangGuardSeconds),
                 "producersThatFillTheCooperativePoolDoNotStopTheWriter: no progress (the writer never ran)"
             )
             defer { watchdog.disarm() }
