@@ -270,15 +270,16 @@ final class KeyedTimedEffect<Key: Hashable & Sendable, Machine: KeyedStateMachin
     }
 
     /// Forgets `entry` if it is idle and its machine is as a new one now, or asks for an expiry timer at the instant
-    /// it will be; called with `lock` held after an event of the key, with the time of that event if it was read.
+    /// it will be; called with `lock` held after an event of the key, with the time of that event if it was read
+    /// (else the clock is read here, only if the machine's instant needs it: cheaper than a needless expiry timer).
     @inlinable
-    func settleLocked(_ entry: Entry, at now: DispatchTime? = nil) -> Settled {
+    func settleLocked(_ entry: Entry, at time: DispatchTime? = nil) -> Settled {
         if entry.isForgotten || entry.isBusy { return .keep }
         switch entry.machine.release {
         case .now:
             return forgetLocked(entry)
         case .at(let instant):
-            if let now, instant <= now {
+            if instant <= (time ?? now) {
                 return forgetLocked(entry)
             }
             if isClosing || entry.expiryAt == instant { return .keep }
@@ -306,7 +307,7 @@ final class KeyedTimedEffect<Key: Hashable & Sendable, Machine: KeyedStateMachin
         return .forgot(timer: entry.timer, expiry: entry.expiry)
     }
 
-    /// Performs what ``settleLocked(_:)`` decided, outside the lock.
+    /// Performs what ``settleLocked(_:at:)`` decided, outside the lock.
     @inlinable
     func finish(_ entry: Entry, _ settled: Settled) {
         switch settled {
