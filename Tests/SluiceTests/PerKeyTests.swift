@@ -399,36 +399,36 @@ import Testing
     }
 
     @Test func takeLeadingStartsOneRunPerKeyWhenFourThreadsDispatch() async {
-        let gate = AsyncGate()
+        // The runs of each round wait for the round's gate, which opens only once its dispatches are done.
+        let gate = Locked(AsyncGate())
         let started = Locked(0)
         // Counted in the run's synchronous call; the run is in progress until the task it started ends.
         let store = keyedStore(
             Middlewares.takeLeading(by: \KeyedAction.key) {
                 (_: KeyedAction, api: MiddlewareAPI<KeyedState, KeyedAction>) in
                 started.withValue { $0 += 1 }
-                api.start { _ in await gate.wait() }
+                let roundGate = gate.current
+                api.start { _ in await roundGate.wait() }
             }
         )
-        for _ in 0..<2 {
+        for round in 1...3 {
             await runOnThreads(4) { thread in
-                for round in 0..<10 {
+                for pass in 0..<10 {
                     for key in 0..<50 {
-                        store.dispatch(.tick(key: key, value: thread * 1_000 + round))
+                        store.dispatch(.tick(key: key, value: thread * 1_000 + pass))
                     }
                 }
             }
-        }
-        #expect(started.current == 50)
-        gate.open()
-        #expect(await store.tasksEnded())
-        #expect(await waitUntil { store.perKeyModifierKeyCount == 0 })
-        await runOnThreads(4) { thread in
-            for key in 0..<50 {
-                store.dispatch(.tick(key: key, value: thread))
+            #expect(started.current == 50 * round)
+            #expect(store.perKeyModifierKeyCount == 50)
+            let finished = gate.withValue { gate in
+                defer { gate = AsyncGate() }
+                return gate
             }
+            finished.open()
+            #expect(await store.tasksEnded())
+            #expect(await waitUntil { store.perKeyModifierKeyCount == 0 })
         }
-        #expect(await store.tasksEnded())
-        #expect(started.current == 100)
     }
 
     // MARK: Helpers

@@ -332,12 +332,14 @@ final class KeyedTimedEffect<Key: Hashable & Sendable, Machine: KeyedStateMachin
         stale?.cancel()
     }
 
-    /// The expiry timer of `entry` fired: forgets the key if its machine is as a new one by now.
+    /// The expiry timer of `entry` fired: forgets the key if its machine is as a new one by now, or arms the
+    /// expiry again for the instant it will be (a timer that fired early, a window that a later run moved). A key
+    /// that is busy or owes runs now is settled again by the event that ends that.
     @usableFromInline
     func expire(_ entry: Entry) {
         let now = self.now
         let settled: Settled = lock.withLock {
-            guard !entry.isForgotten, !entry.isBusy, let instant = entry.expiryAt, instant <= now else { return .keep }
+            guard !entry.isForgotten, entry.expiryAt != nil else { return .keep }
             entry.expiry = nil
             entry.expiryAt = nil
             return settleLocked(entry, at: now)
