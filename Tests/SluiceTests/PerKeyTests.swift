@@ -11,12 +11,15 @@ import Testing
 
     /// Random timelines of many keys: the keyed modifier's runs of each key are the runs of the store-wide modifier
     /// on a store that saw only that key's actions at the same times, on the same scheduler, late timers included.
-    @Test(arguments: KeyedConfiguration.all)
-    func eachKeyRunsAsTheStoreWideModifier(_ configuration: KeyedConfiguration) {
+    ///
+    /// With a coarse clock too (as on Linux with the default scheduler): both forms then read it alike, and take the
+    /// same late times for `delay` and `debounce`.
+    @Test(arguments: KeyedConfiguration.all, [false, true])
+    func eachKeyRunsAsTheStoreWideModifier(_ configuration: KeyedConfiguration, coarseClock: Bool) {
         var generator = SplitMix64(seed: 43)
         // Two keys: each key's actions come close together (bursts, open windows); sixteen: they are sparse.
         for keys in [2, 2, 16, 16, 16] {
-            let harness = KeyedHarness(keys: 0..<keys, configuration)
+            let harness = KeyedHarness(keys: 0..<keys, configuration, coarseClock: coarseClock)
             var events: [KeyedHarness.Event] = []
             var time = 0
             for _ in 0..<400 {
@@ -484,8 +487,8 @@ struct KeyedConfiguration: Sendable, CustomTestStringConvertible {
     typealias Effect = SideEffect<KeyedState, KeyedAction>
 
     let testDescription: String
-    let keyed: @Sendable (TestScheduler, Effect) -> Effect
-    let storeWide: @Sendable (TestScheduler, Effect) -> Effect
+    let keyed: @Sendable (any EffectScheduler, Effect) -> Effect
+    let storeWide: @Sendable (any EffectScheduler, Effect) -> Effect
 
     static let all: [KeyedConfiguration] = [
         KeyedConfiguration(
@@ -554,14 +557,25 @@ final class KeyedHarness: Sendable {
         let lateScheduler: Bool
     }
 
-    let scheduler = TestScheduler()
+    /// The virtual time that the test moves.
+    let scheduler: TestScheduler
     let keyedRuns = Locked<[Run]>([])
     let storeWideRuns = Locked<[Run]>([])
     let keyed: Store<KeyedState, KeyedAction>
     let storeWide: [Store<KeyedState, KeyedAction>]
     let start: DispatchTime
 
-    init(keys: Range<Int>, _ configuration: KeyedConfiguration) {
+    /// - Parameter coarseClock: Whether the modifiers' scheduler has a coarse clock with a 4 ms tick.
+    init(keys: Range<Int>, _ configuration: KeyedConfiguration, coarseClock: Bool = false) {
+        let modifierScheduler: any EffectScheduler
+        if coarseClock {
+            let coarse = CoarseClockTests.CoarseTestScheduler(tick: 4_000_000)
+            scheduler = coarse.base
+            modifierScheduler = coarse
+        } else {
+            scheduler = TestScheduler()
+            modifierScheduler = scheduler
+        }
         let scheduler = scheduler
         let start = scheduler.now
         self.start = start
@@ -576,14 +590,14 @@ final class KeyedHarness: Sendable {
         keyed = Store(
             initialState: KeyedState(),
             reducer: keyedReducer,
-            middleware: [Middleware(configuration.keyed(scheduler, recorder(keyedRuns)))]
+            middleware: [Middleware(configuration.keyed(modifierScheduler, recorder(keyedRuns)))]
         )
         let storeWideRecorder = recorder(storeWideRuns)
         storeWide = keys.map { _ in
             Store(
                 initialState: KeyedState(),
                 reducer: keyedReducer,
-                middleware: [Middleware(configuration.storeWide(scheduler, storeWideRecorder))]
+                middleware: [Middleware(configuration.storeWide(modifierScheduler, storeWideRecorder))]
             )
         }
     }

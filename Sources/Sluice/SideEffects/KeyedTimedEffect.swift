@@ -98,6 +98,17 @@ final class KeyedTimedEffect<Key: Hashable & Sendable, Machine: KeyedStateMachin
     /// Whether the scheduler's time is the monotonic clock, read directly (a ``DispatchQueueScheduler`` on Linux).
     @usableFromInline
     let readsMonotonicClock: Bool
+    /// The clock readings of ``TimedEffect``: how far the coarse clock may lag, the scheduler's own coarse clock if
+    /// it has one, and whether the machine takes the coarse time plus that lag as the time of an action.
+    @usableFromInline
+    let coarseClockLag: UInt64
+    @usableFromInline
+    let coarseScheduler: (any CoarseClockScheduler)?
+    @usableFromInline
+    let takesLateTime: Bool
+    /// The machine's ``TimedStateMachine/dropsUntilThen``.
+    @usableFromInline
+    let dropsUntilThen: Bool
 
     @usableFromInline
     init(
@@ -111,12 +122,42 @@ final class KeyedTimedEffect<Key: Hashable & Sendable, Machine: KeyedStateMachin
         self.scheduler = scheduler
         self.placement = placement
         self.handler = handler
+        dropsUntilThen = machine.dropsUntilThen
+        // As ``TimedEffect`` reads its clocks, so that a key decides at the times its store-wide form would.
         #if os(Linux)
         readsMonotonicClock = scheduler is DispatchQueueScheduler
         #else
         readsMonotonicClock = false
         #endif
+        if !readsMonotonicClock, let coarse = scheduler as? any CoarseClockScheduler {
+            coarseScheduler = coarse
+            coarseClockLag = coarse.coarseLag
+        } else {
+            coarseScheduler = nil
+            coarseClockLag = 6 * csluice_monotonic_coarse_resolution()
+        }
+        #if os(Linux)
+        let hasCoarseClock = readsMonotonicClock || coarseScheduler != nil
+        #else
+        let hasCoarseClock = coarseScheduler != nil
+        #endif
+        takesLateTime = hasCoarseClock && coarseClockLag > 0 && machine.toleratesLateTime(by: coarseClockLag)
         lifetime.onCancel { [weak self] in self?.tearDown() }
+    }
+
+    /// An upper bound of the time from the coarse clock (its reading plus ``coarseClockLag``), or `nil` for a
+    /// scheduler without one.
+    @inlinable
+    var coarseUpperBound: UInt64? {
+        #if os(Linux)
+        if readsMonotonicClock {
+            return csluice_monotonic_coarse_nanoseconds() &+ coarseClockLag
+        }
+        #endif
+        if let coarseScheduler {
+            return coarseScheduler.coarseNow.uptimeNanoseconds &+ coarseClockLag
+        }
+        return nil
     }
 
     /// The scheduler's current time.
@@ -136,10 +177,18 @@ final class KeyedTimedEffect<Key: Hashable & Sendable, Machine: KeyedStateMachin
     }
 
     /// An accepted action of `key` arrived (on the dispatching thread), with the API of its run.
+    ///
+    /// The time is read as ``TimedEffect/receive(_:_:)`` reads it, but the key's machine is known only under the
+    /// lock: with a coarse clock, its upper bound is read first, and compared under the lock with the instant
+    /// before which the key's machine decides alike (``TimedStateMachine/alikeUntil``); before it, the action is
+    /// dropped or held without a precise read and without a run made for it, else the precise time is read there
+    /// (or the upper bound taken, for a machine that ``takesLateTime``). Without a coarse clock, the time is read
+    /// before the lock.
     @inlinable
     func receive<State, Action>(_ key: Key, _ action: Action, _ api: MiddlewareAPI<State, Action>)
     where Run == EffectRun<State, Action> {
-        let now = self.now
+        let upperBound = coarseUpperBound
+        let read = upperBound == nil ? self.now : nil
         lock.lock()
         let entry: Entry
         if let found = entries[key] {
@@ -147,6 +196,26 @@ final class KeyedTimedEffect<Key: Hashable & Sendable, Machine: KeyedStateMachin
         } else {
             entry = Entry(key: key, machine: prototype)
             entries[key] = entry
+        }
+        let until = entry.machine.alikeUntil
+        let now: DispatchTime
+        if let read {
+            if dropsUntilThen && read.uptimeNanoseconds < until {
+                lock.unlock()
+                return
+            }
+            now = read
+        } else {
+            let upperBound = upperBound!
+            if upperBound < until {
+                if !dropsUntilThen {
+                    holdAlikeLocked(entry, action, api)
+                } else {
+                    lock.unlock()
+                }
+                return
+            }
+            now = DispatchTime(uptimeNanoseconds: takesLateTime ? upperBound : self.now.uptimeNanoseconds)
         }
         let request = entry.machine.receive(EffectRun(action: action, api: api), at: now, runs: &entry.runs)
         if _slowPath(isClosing) {
@@ -168,6 +237,8 @@ final class KeyedTimedEffect<Key: Hashable & Sendable, Machine: KeyedStateMachin
         } else {
             first = entry.runs.claim()
         }
+        // `now` may be an upper bound of the time (``takesLateTime``): only for a machine that is released `.now` or
+        // `.notYet`, never `.at` an instant, which a late time could pass early.
         let settled = first == nil && !handOff ? settleLocked(entry, at: now) : .keep
         lock.unlock()
         if handOff {
@@ -177,6 +248,30 @@ final class KeyedTimedEffect<Key: Hashable & Sendable, Machine: KeyedStateMachin
             perform(entry, first, request)
         }
         finish(entry, settled)
+    }
+
+    /// An action of `entry` before its machine's ``TimedStateMachine/alikeUntil``, for a machine that does not drop
+    /// it there: the machine takes it without a time (``TimedStateMachine/receiveAlike(_:)``), replacing its pending
+    /// run's action in place when the run has the same API. Called with `lock` held; gives it up.
+    @inlinable
+    func holdAlikeLocked<State, Action>(_ entry: Entry, _ action: Action, _ api: MiddlewareAPI<State, Action>)
+    where Run == EffectRun<State, Action> {
+        let request = entry.machine.receiveAlike { pending in
+            if pending?.hasAPI(api) == true {
+                pending!.action = action
+            } else {
+                pending = EffectRun(action: action, api: api)
+            }
+        }
+        if _slowPath(isClosing) {
+            noteClosingStateLocked(entry)
+            lock.unlock()
+            return
+        }
+        lock.unlock()
+        if let request {
+            arm(entry, request)
+        }
     }
 
     /// Performs the runs of `entry` handed to the scheduler, unless ``flush(settlingWith:)`` took them over.
