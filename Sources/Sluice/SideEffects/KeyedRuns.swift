@@ -58,13 +58,15 @@ final class LatestRunsByKey<Key: Hashable & Sendable>: @unchecked Sendable {
 
     /// Run `serial` of `key` is over: forgets the key unless a newer run replaced it. The run's cancellation stops
     /// following the store's, so that finished runs do not pile up there.
-    @usableFromInline
+    @inlinable
     func finish(_ key: Key, serial: UInt64) {
         let finished: Cancellation? = current.withLock { current in
             guard let index = current.index(forKey: key), current.values[index].serial == serial else { return nil }
             return current.remove(at: index).value.run
         }
-        finished?.detachFromParent()
+        if let finished {
+            finishedRun(finished)
+        }
     }
 
     /// The number of keys with a run under way (for tests).
@@ -88,23 +90,25 @@ final class LeadingRunsByKey<Key: Hashable & Sendable>: Sendable {
     @inlinable
     func tryStart(_ key: Key) -> Bool {
         running.withLock { running in
-            if running.keys.contains(key) { return false }
+            if running.index(forKey: key) != nil { return false }
             running[key] = .some(nil)
             return true
         }
     }
 
     /// The cancellation of the run of `key` that ``tryStart(_:)`` admitted.
-    @usableFromInline
+    @inlinable
     func started(_ key: Key, _ run: Cancellation) {
         running.withLock { $0[key] = run }
     }
 
     /// The run of `key` is over: the next action of the key may start one.
-    @usableFromInline
+    @inlinable
     func finish(_ key: Key) {
         let run: Cancellation?? = running.withLock { $0.removeValue(forKey: key) }
-        run??.detachFromParent()
+        if let run = run ?? nil {
+            finishedRun(run)
+        }
     }
 
     /// The number of keys with a run in progress (for tests).
@@ -112,6 +116,12 @@ final class LeadingRunsByKey<Key: Hashable & Sendable>: Sendable {
     var keyCount: Int {
         running.withLock { $0.count }
     }
+}
+
+/// A run of a key is over: its cancellation stops following the store's, so that finished runs do not pile up there.
+@usableFromInline
+func finishedRun(_ run: Cancellation) {
+    run.detachFromParent()
 }
 
 extension MiddlewareAPI {

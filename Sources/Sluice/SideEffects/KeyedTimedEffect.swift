@@ -385,14 +385,12 @@ final class KeyedTimedEffect<Key: Hashable & Sendable, Machine: KeyedStateMachin
         }
     }
 
-    @usableFromInline
+    @inlinable
     func forgetLocked(_ entry: Entry) -> Settled {
         entries.removeValue(forKey: entry.key)
         entry.isForgotten = true
-        if entry.reportedBusy || entry.reportedOwing {
-            settling?.timedEffectChanged(busy: entry.reportedBusy ? -1 : 0, owing: entry.reportedOwing ? -1 : 0)
-            entry.reportedBusy = false
-            entry.reportedOwing = false
+        if _slowPath(entry.reportedBusy || entry.reportedOwing) {
+            reportForgottenLocked(entry)
         }
         defer {
             entry.timer = nil
@@ -400,6 +398,14 @@ final class KeyedTimedEffect<Key: Hashable & Sendable, Machine: KeyedStateMachin
             entry.expiryAt = nil
         }
         return .forgot(timer: entry.timer, expiry: entry.expiry)
+    }
+
+    /// Tells the store's ledger that the key of `entry`, forgotten while closing, is no longer busy or owing.
+    @usableFromInline
+    func reportForgottenLocked(_ entry: Entry) {
+        settling?.timedEffectChanged(busy: entry.reportedBusy ? -1 : 0, owing: entry.reportedOwing ? -1 : 0)
+        entry.reportedBusy = false
+        entry.reportedOwing = false
     }
 
     /// Performs what ``settleLocked(_:at:)`` decided, outside the lock.
