@@ -74,12 +74,23 @@ final class KeyedTimedEffect<Key: Hashable & Sendable, Machine: KeyedStateMachin
         var isBusy: Bool {
             runs.isDraining || !runs.isEmpty || handoffPending
         }
+
+        /// What the machine says, read in place: a getter called on `machine` itself copies the machine first (its
+        /// pending run included), which an `inout` access does not.
+        @inlinable
+        func inspect<T>(_ read: (inout Machine) -> T) -> T {
+            read(&machine)
+        }
     }
 
     @usableFromInline
     let lock = Lock()
     @usableFromInline @exclusivity(unchecked)
     var entries: [Key: Entry] = [:]
+    /// The entry of the last action, found again without hashing when the next action has the same key (a burst of
+    /// one auction's bids); `nil` once that entry is forgotten.
+    @usableFromInline @exclusivity(unchecked)
+    var lastEntry: Entry?
     /// Set by the first ``flush(settlingWith:)``: the store is shutting down.
     @usableFromInline @exclusivity(unchecked)
     var isClosing = false
@@ -191,13 +202,17 @@ final class KeyedTimedEffect<Key: Hashable & Sendable, Machine: KeyedStateMachin
         let read = upperBound == nil ? self.now : nil
         lock.lock()
         let entry: Entry
-        if let found = entries[key] {
+        if let last = lastEntry, last.key == key {
+            entry = last
+        } else if let found = entries[key] {
             entry = found
+            lastEntry = found
         } else {
             entry = Entry(key: key, machine: prototype)
             entries[key] = entry
+            lastEntry = entry
         }
-        let until = entry.machine.alikeUntil
+        let until = entry.inspect { $0.alikeUntil }
         let now: DispatchTime
         if let read {
             if dropsUntilThen && read.uptimeNanoseconds < until {
@@ -297,7 +312,7 @@ final class KeyedTimedEffect<Key: Hashable & Sendable, Machine: KeyedStateMachin
     func fire(_ entry: Entry, _ generation: UInt64) {
         let now = self.now
         lock.lock()
-        guard !entry.isForgotten, entry.machine.timerGeneration == generation else {
+        guard !entry.isForgotten, entry.inspect({ $0.timerGeneration }) == generation else {
             lock.unlock()
             return
         }
@@ -344,7 +359,7 @@ final class KeyedTimedEffect<Key: Hashable & Sendable, Machine: KeyedStateMachin
         let generation = request.generation
         let work = scheduler.schedule(after: request.deadline) { [weak self] in self?.fire(entry, generation) }
         let stale: ScheduledWork? = lock.withLock {
-            guard !entry.isForgotten, entry.machine.timerGeneration == generation else { return work }
+            guard !entry.isForgotten, entry.inspect({ $0.timerGeneration }) == generation else { return work }
             defer { entry.timer = work }
             return entry.timer
         }
@@ -370,7 +385,7 @@ final class KeyedTimedEffect<Key: Hashable & Sendable, Machine: KeyedStateMachin
     @inlinable
     func settleLocked(_ entry: Entry, at time: DispatchTime? = nil) -> Settled {
         if entry.isForgotten || entry.isBusy { return .keep }
-        switch entry.machine.release {
+        switch entry.inspect({ $0.release }) {
         case .now:
             return forgetLocked(entry)
         case .at(let instant):
@@ -388,6 +403,9 @@ final class KeyedTimedEffect<Key: Hashable & Sendable, Machine: KeyedStateMachin
     @inlinable
     func forgetLocked(_ entry: Entry) -> Settled {
         entries.removeValue(forKey: entry.key)
+        if lastEntry === entry {
+            lastEntry = nil
+        }
         entry.isForgotten = true
         if _slowPath(entry.reportedBusy || entry.reportedOwing) {
             reportForgottenLocked(entry)
@@ -500,7 +518,7 @@ final class KeyedTimedEffect<Key: Hashable & Sendable, Machine: KeyedStateMachin
     func noteClosingStateLocked(_ entry: Entry) {
         guard !entry.isForgotten, let settling else { return }
         let busy = entry.isBusy
-        let owing = entry.machine.owesRuns
+        let owing = entry.inspect { $0.owesRuns }
         guard busy != entry.reportedBusy || owing != entry.reportedOwing else { return }
         settling.timedEffectChanged(
             busy: (busy ? 1 : 0) - (entry.reportedBusy ? 1 : 0),
@@ -524,6 +542,7 @@ final class KeyedTimedEffect<Key: Hashable & Sendable, Machine: KeyedStateMachin
                 _ = forgetLocked(entry)
             }
             entries = [:]
+            lastEntry = nil
         }
         for timer in timers {
             timer.cancel()
