@@ -25,9 +25,9 @@ public import Dispatch
 /// and tells the ledger, per key, when that key starts or stops being busy or owing runs, so the counts that
 /// ``StoreWork/settleTimedEffects(until:)`` waits on count keys (a forgotten key was neither).
 ///
-/// `@unchecked Sendable`: `entries`, `isClosing`, `settling` and every field of every ``Entry`` are guarded by
-/// `lock`; the per-action path takes and gives up the lock with `lock()` and `unlock()` so that it inlines without
-/// a closure, as ``TimedEffect`` does.
+/// `@unchecked Sendable`: `entries`, `lastEntry`, `isClosing`, `settling` and every field of every ``Entry`` are
+/// guarded by `lock`; the per-action path takes and gives up the lock with `lock()` and `unlock()` so that it
+/// inlines without a closure, as ``TimedEffect`` does.
 @usableFromInline
 final class KeyedTimedEffect<Key: Hashable & Sendable, Machine: KeyedStateMachine>: @unchecked Sendable {
     @usableFromInline
