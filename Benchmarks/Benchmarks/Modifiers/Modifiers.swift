@@ -21,11 +21,39 @@ func makeStore(_ middleware: Middleware<Counter, Int>, warmUp: Int = 0) -> Store
     return store
 }
 
+/// The key of the per-key benchmarks' actions: the action itself, among `keys` keys.
+func key(among keys: Int) -> @Sendable (Int) -> Int? {
+    { $0 % keys }
+}
+
+/// A store whose only middleware is `middleware`, after one action of each of `keys` keys (which opens each key's
+/// throttle window, or arms its debounce timer).
+func makeKeyedStore(_ middleware: Middleware<Counter, Int>, keys: Int) -> Store<Counter, Int> {
+    let store = Store(initialState: Counter(), reducer: counterReducer, middleware: [middleware])
+    for key in 0..<keys {
+        store.dispatch(key)
+    }
+    return store
+}
+
 let benchmarks: @Sendable () -> Void = {
     func dispatches(_ name: String, _ makeStore: @escaping () -> Store<Counter, Int>) {
         Benchmark(name, configuration: .perDispatch) { benchmark, store in
             for _ in benchmark.scaledIterations {
                 store.dispatch(1)
+            }
+        } setup: {
+            makeStore()
+        }
+    }
+
+    /// Dispatches the actions 0, 1, 2, …: with a key of `action % keys`, each key in turn.
+    func dispatchesCycling(_ name: String, _ makeStore: @escaping () -> Store<Counter, Int>) {
+        Benchmark(name, configuration: .perDispatch) { benchmark, store in
+            var action = 0
+            for _ in benchmark.scaledIterations {
+                store.dispatch(action)
+                action &+= 1
             }
         } setup: {
             makeStore()
@@ -101,5 +129,88 @@ let benchmarks: @Sendable () -> Void = {
             ),
             warmUp: 1
         )
+    }
+
+    // The same modifiers per key (`by:`), beside their store-wide forms above: with one key (every action has the
+    // key 0: the price of keying alone), and with 1,000 keys that the actions visit in turn (each key's window
+    // open, each key's debounce timer armed, …). The store-wide form of each, fed the same cycling actions, is
+    // measured in the same run for the ratio (Benchmarks/README.md, "Modifiers per key").
+    let oneKey: @Sendable (Int) -> Int? = { _ in 0 }
+    dispatchesCycling("Dropped-by-throttle-cycling") {
+        makeKeyedStore(Middleware(Middlewares.throttle(.seconds(3_600), effect)), keys: 1)
+    }
+    dispatchesCycling("Dropped-by-throttle-per-key") {
+        makeKeyedStore(Middleware(Middlewares.throttle(.seconds(3_600), by: oneKey, effect)), keys: 1)
+    }
+    dispatchesCycling("Dropped-by-throttle-1000-keys") {
+        makeKeyedStore(Middleware(Middlewares.throttle(.seconds(3_600), by: key(among: 1_000), effect)), keys: 1_000)
+    }
+    dispatchesCycling("Held-by-throttle-latest-cycling") {
+        makeKeyedStore(Middleware(Middlewares.throttle(.seconds(3_600), trailing: true, effect)), keys: 1)
+    }
+    dispatchesCycling("Held-by-throttle-latest-per-key") {
+        makeKeyedStore(Middleware(Middlewares.throttle(.seconds(3_600), trailing: true, by: oneKey, effect)), keys: 1)
+    }
+    dispatchesCycling("Held-by-throttle-latest-1000-keys") {
+        makeKeyedStore(
+            Middleware(Middlewares.throttle(.seconds(3_600), trailing: true, by: key(among: 1_000), effect)),
+            keys: 1_000
+        )
+    }
+    dispatchesCycling("Restarted-debounce-cycling") {
+        makeKeyedStore(Middleware(Middlewares.debounce(.seconds(3_600), effect)), keys: 1)
+    }
+    dispatchesCycling("Restarted-debounce-per-key") {
+        makeKeyedStore(Middleware(Middlewares.debounce(.seconds(3_600), by: oneKey, effect)), keys: 1)
+    }
+    dispatchesCycling("Restarted-debounce-1000-keys") {
+        makeKeyedStore(Middleware(Middlewares.debounce(.seconds(3_600), by: key(among: 1_000), effect)), keys: 1_000)
+    }
+    dispatchesCycling("Held-by-delay-cycling") {
+        makeKeyedStore(Middleware(Middlewares.delay(.seconds(3_600), effect)), keys: 1)
+    }
+    dispatchesCycling("Held-by-delay-per-key") {
+        makeKeyedStore(Middleware(Middlewares.delay(.seconds(3_600), by: oneKey, effect)), keys: 1)
+    }
+    dispatchesCycling("Held-by-delay-1000-keys") {
+        makeKeyedStore(Middleware(Middlewares.delay(.seconds(3_600), by: key(among: 1_000), effect)), keys: 1_000)
+    }
+    dispatchesCycling("Let-through-by-throttle-cycling") {
+        makeKeyedStore(Middleware(Middlewares.throttle(.nanoseconds(1), effect)), keys: 1)
+    }
+    dispatchesCycling("Let-through-by-throttle-per-key") {
+        makeKeyedStore(Middleware(Middlewares.throttle(.nanoseconds(1), by: oneKey, effect)), keys: 1)
+    }
+    dispatchesCycling("Let-through-by-throttle-1000-keys") {
+        makeKeyedStore(Middleware(Middlewares.throttle(.nanoseconds(1), by: key(among: 1_000), effect)), keys: 1_000)
+    }
+    dispatchesCycling("Let-through-by-takeLatest-cycling") {
+        makeKeyedStore(Middleware(Middlewares.takeLatest(effect)), keys: 1)
+    }
+    dispatchesCycling("Let-through-by-takeLatest-per-key") {
+        makeKeyedStore(Middleware(Middlewares.takeLatest(by: oneKey, effect)), keys: 1)
+    }
+    dispatchesCycling("Let-through-by-takeLatest-1000-keys") {
+        makeKeyedStore(Middleware(Middlewares.takeLatest(by: key(among: 1_000), effect)), keys: 1_000)
+    }
+    dispatchesCycling("Let-through-by-takeLeading-cycling") {
+        makeKeyedStore(Middleware(Middlewares.takeLeading(effect)), keys: 1)
+    }
+    dispatchesCycling("Let-through-by-takeLeading-per-key") {
+        makeKeyedStore(Middleware(Middlewares.takeLeading(by: oneKey, effect)), keys: 1)
+    }
+    dispatchesCycling("Let-through-by-takeLeading-1000-keys") {
+        makeKeyedStore(Middleware(Middlewares.takeLeading(by: key(among: 1_000), effect)), keys: 1_000)
+    }
+    // `takeLeading` whose runs never end (each waits an hour): every later action of a key is dropped.
+    let endless = SideEffect<Counter, Int> { _, _ async in try? await Task.sleep(for: .seconds(3_600)) }
+    dispatchesCycling("Dropped-by-takeLeading-cycling") {
+        makeKeyedStore(Middleware(Middlewares.takeLeading(endless)), keys: 1)
+    }
+    dispatchesCycling("Dropped-by-takeLeading-per-key") {
+        makeKeyedStore(Middleware(Middlewares.takeLeading(by: oneKey, endless)), keys: 1)
+    }
+    dispatchesCycling("Dropped-by-takeLeading-1000-keys") {
+        makeKeyedStore(Middleware(Middlewares.takeLeading(by: key(among: 1_000), endless)), keys: 1_000)
     }
 }

@@ -412,7 +412,8 @@ case "modules-closure", "modules-extractor":
     consume(store.state)
 case "filter", "filter-through", "filter-middleware", "filter-middleware-through", "throttle", "throttle-runs",
     "throttle-runs-in-dispatch", "throttle-latest", "debounce", "delay", "takelatest", "takelatest-dropped",
-    "takeleading", "takeleading-dropped",
+    "takeleading", "takeleading-dropped", "throttle-per-key", "throttle-latest-per-key", "debounce-per-key",
+    "delay-per-key", "takelatest-per-key", "takeleading-per-key",
     "effect":
     // One modifier around an empty effect (the `Modifiers` area; compare with `middleware 1`, one pass-through
     // middleware). Every action is let through (`-through`, `-runs`, `takelatest`, `takeleading`: the effect runs
@@ -421,6 +422,7 @@ case "filter", "filter-through", "filter-middleware", "filter-middleware-through
     // trailing run; `debounce`: it supersedes the pending run; `delay`: it is queued for an hour, so the count has
     // the dispatching thread's part alone).
     let effect = SideEffect<Counter, Int> { action, _ in consume(action) }
+    let oneKey: @Sendable (Int) -> Int? = { _ in 0 }
     let middleware: Middleware<Counter, Int>
     switch scenario {
     case "filter": middleware = Middleware(Middlewares.filter({ $0 < 0 }, effect))
@@ -447,6 +449,15 @@ case "filter", "filter-through", "filter-middleware", "filter-middleware-through
                 SideEffect<Counter, Int> { _, _ async in try? await Task.sleep(for: .seconds(3_600)) }
             )
         )
+    // The same modifiers per key (`by:`), every action with the key 0: the price of keying alone (Benchmarks/README.md,
+    // "Modifiers per key").
+    case "throttle-per-key": middleware = Middleware(Middlewares.throttle(.seconds(3_600), by: oneKey, effect))
+    case "throttle-latest-per-key":
+        middleware = Middleware(Middlewares.throttle(.seconds(3_600), trailing: true, by: oneKey, effect))
+    case "debounce-per-key": middleware = Middleware(Middlewares.debounce(.seconds(3_600), by: oneKey, effect))
+    case "delay-per-key": middleware = Middleware(Middlewares.delay(.seconds(3_600), by: oneKey, effect))
+    case "takelatest-per-key": middleware = Middleware(Middlewares.takeLatest(by: oneKey, effect))
+    case "takeleading-per-key": middleware = Middleware(Middlewares.takeLeading(by: oneKey, effect))
     default: middleware = Middleware(effect)
     }
     let store = Store(initialState: Counter(), reducer: reducer, middleware: [middleware])

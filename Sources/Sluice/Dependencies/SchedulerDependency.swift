@@ -19,6 +19,8 @@ extension StoreDependencies {
     /// )
     /// ```
     ///
+    /// The store's timers (``MiddlewareAPI/schedule(id:cancelInFlight:after:_:)``) run on it too.
+    ///
     /// When it is not set, each modifier keeps its own serial queue, and a read of `scheduler` gives a scheduler on
     /// one serial queue that the process shares. It has no test value: a test that reads it sets it. In a test
     /// context, a modifier given no `on:` reads it when the store installs the modifier, so that a test store that

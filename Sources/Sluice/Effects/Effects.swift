@@ -112,7 +112,8 @@ extension Store {
         core.startEffect(id: id, cancelInFlight: cancelInFlight, parent: core.lifetime, reportsFailure: true, work)
     }
 
-    /// Cancels every running effect that was started with `id`.
+    /// Cancels every running effect that was started with `id`, and every pending timer set with it
+    /// (``schedule(id:cancelInFlight:after:_:)``).
     ///
     /// Each one's `Task` is cancelled and its API's dispatches do nothing from now on. An id with no running effect
     /// is ignored.

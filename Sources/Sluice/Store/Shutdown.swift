@@ -7,7 +7,9 @@ extension Store {
     /// 1. **New actions are refused.** ``dispatch(_:)``, ``MiddlewareAPI/dispatch(_:)`` (which returns `false`),
     ///    scoped stores and effects: every dispatch made after the call is dropped and counted in
     ///    ``ShutdownReport/refusedDispatches``, including the dispatches of the work that shutdown waits for. Actions
-    ///    accepted before the call (queued behind a dispatch in progress) are still processed.
+    ///    accepted before the call (queued behind a dispatch in progress) are still processed. The pending timers
+    ///    (``MiddlewareAPI/schedule(id:cancelInFlight:after:_:)``) are cancelled, since their dispatches would be
+    ///    refused.
     /// 2. **Owed runs run now.** The pending trailing run of each `throttle` (with `trailing: true`), the pending
     ///    run of each `debounce`, and the queued runs of each `delay` run at once, on the calling thread (or right
     ///    after the run of that modifier in progress on another thread), instead of at their time. Shutdown waits
@@ -131,6 +133,8 @@ extension StoreCore {
         }
         let deadline = ContinuousClock.now.advanced(by: min(timeout, .seconds(Int64.max)))
         lock.withLock { pipeline.beginRefusing() }
+        // A timer's dispatches would be refused from now on: cancel them, so that shutdown never waits for one.
+        work.timers.close()
         let caller = work.callerToken
         // A dispatch in progress (on another thread, perhaps the one that started this task) was accepted: let it
         // finish, with the actions queued behind it, so that the owed runs it leaves are flushed below.

@@ -24,6 +24,8 @@
 @usableFromInline
 package final class StoreWork: Sendable {
     private let state = Locked(Ledger())
+    /// The store's pending timers, which share the ids of its effects.
+    let timers = StoreTimers()
 
     /// The tracked task that the current task runs in (or descends from), if any.
     @TaskLocal static var current: Mark?
@@ -84,6 +86,9 @@ package final class StoreWork: Sendable {
         for old in superseded {
             old.cancel()
         }
+        if cancelInFlight, let id {
+            timers.cancel(id: id)
+        }
         if cancelNow && kind == .effect {
             cancellation.cancel()
         }
@@ -141,12 +146,14 @@ package final class StoreWork: Sendable {
         _ = ended.removed  // released here, outside the lock: the last reference to a group or a cancellation
     }
 
-    /// Cancels every effect with `id`, in the order they started; they no longer count as running effects.
+    /// Cancels every effect with `id`, in the order they started (they no longer count as running effects), then
+    /// every pending timer with `id`.
     func cancel(id: EffectID) {
         let cancelled = state.withLock { $0.cancel(id: id) }
         for cancellation in cancelled {
             cancellation.cancel()
         }
+        timers.cancel(id: id)
     }
 
     /// Cancels the work of `group` (and work that joins it later).
@@ -268,6 +275,18 @@ package final class StoreWork: Sendable {
     func register<Machine>(_ timed: TimedEffect<Machine>) {
         let handle = Ledger.TimedEffectHandle(flush: { [weak timed] work in timed?.flush(settlingWith: work) ?? 0 })
         state.withLock { $0.timedEffects.append(handle) }
+    }
+
+    /// Lets shutdown flush a modifier applied per key (every key of it), and tests count its keys.
+    func register(flush: @escaping @Sendable (StoreWork) -> Int, keyCount: @escaping @Sendable () -> Int) {
+        let handle = Ledger.TimedEffectHandle(flush: flush, keyCount: keyCount)
+        state.withLock { $0.timedEffects.append(handle) }
+    }
+
+    /// The number of keys that the store's modifiers applied per key hold now (for tests).
+    var perKeyModifierKeyCount: Int {
+        let handles = state.withLock { $0.timedEffects }
+        return handles.reduce(0) { $0 + ($1.keyCount?() ?? 0) }
     }
 
     /// Runs what every time-based modifier of the store owes, until none is busy and none owes runs: flushes them
@@ -514,6 +533,8 @@ private struct Ledger: Sendable {
     /// A time-based modifier, seen by shutdown without keeping it alive.
     struct TimedEffectHandle: Sendable {
         let flush: @Sendable (StoreWork) -> Int
+        /// How many keys a modifier applied per key holds; `nil` for a store-wide one.
+        var keyCount: (@Sendable () -> Int)? = nil
     }
 
     enum Phase: Sendable {

@@ -10,14 +10,14 @@ import Testing
 /// The Swift blocks of Sources/Sluice/Sluice.docc/Effects.md, in order (compiled; run only where a test calls `snippets()`).
 enum EffectsSnippets {
     static func snippets() async throws {
-        // Sources/Sluice/Sluice.docc/Effects.md:26
+        // Sources/Sluice/Sluice.docc/Effects.md:27
         store.run { api in
             if api.state.cart.items.isEmpty {
                 api.dispatch(.cart(.restoreSaved))
             }
         }
 
-        // Sources/Sluice/Sluice.docc/Effects.md:41
+        // Sources/Sluice/Sluice.docc/Effects.md:42
         let user = try await store.run { api in
             let user = try await client.fetchUser(api.state.session.userID)
             api.dispatch(.userLoaded(user))
@@ -25,7 +25,7 @@ enum EffectsSnippets {
         }
         _ = user
 
-        // Sources/Sluice/Sluice.docc/Effects.md:59
+        // Sources/Sluice/Sluice.docc/Effects.md:60
         let polling = store.start(id: "poll") { api in
             while !Task.isCancelled {
                 api.dispatch(.status(try await client.status()))
@@ -34,7 +34,7 @@ enum EffectsSnippets {
         }
         _ = polling
 
-        // Sources/Sluice/Sluice.docc/Effects.md:72
+        // Sources/Sluice/Sluice.docc/Effects.md:73
         func search(_ query: String) {
             store.start(id: "search", cancelInFlight: true) { api in
                 let results = try await searchClient.search(query)
@@ -44,7 +44,7 @@ enum EffectsSnippets {
 
         store.cancel(id: "search")
 
-        // Sources/Sluice/Sluice.docc/Effects.md:118
+        // Sources/Sluice/Sluice.docc/Effects.md:119
         let total = try await store.run { api in
             async let profile = api.run { api in try await client.profile() }
             async let orders = api.run { api in try await client.orders() }
@@ -54,7 +54,7 @@ enum EffectsSnippets {
         }
         _ = total
 
-        // Sources/Sluice/Sluice.docc/Effects.md:140
+        // Sources/Sluice/Sluice.docc/Effects.md:141
         let reportingStore = Store<AppState, AppAction>(
             initialState: AppState(),
             reducer: appReducer,

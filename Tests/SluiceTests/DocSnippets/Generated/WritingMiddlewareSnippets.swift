@@ -90,7 +90,7 @@ enum WritingMiddlewareSnippets {
         _ = announce
         _ = shop
 
-        // Sources/Sluice/Sluice.docc/WritingMiddleware.md:148
+        // Sources/Sluice/Sluice.docc/WritingMiddleware.md:150
         let saveSoon = Middlewares.debounce(.seconds(1)) {
             (action: OrderAction, api: MiddlewareAPI<OrderState, OrderAction>) in
             print("saving", api.state.pending.count, "pending orders")
@@ -103,7 +103,7 @@ enum WritingMiddlewareSnippets {
         _ = saveSoon
         _ = saving
 
-        // Sources/Sluice/Sluice.docc/WritingMiddleware.md:194
+        // Sources/Sluice/Sluice.docc/WritingMiddleware.md:196
         do {
             let store = Store<OrderState, OrderAction>(
                 initialState: OrderState(),
@@ -116,7 +116,7 @@ enum WritingMiddlewareSnippets {
             _ = store
         }
 
-        // Sources/Sluice/Sluice.docc/WritingMiddleware.md:277
+        // Sources/Sluice/Sluice.docc/WritingMiddleware.md:279
         let shipments: Middleware<OrderState, OrderAction> = Middlewares.logging(
             sampling: .every(100),
             include: { action in if case .ship = action { true } else { false } },
@@ -124,7 +124,7 @@ enum WritingMiddlewareSnippets {
         )
         _ = shipments
 
-        // Sources/Sluice/Sluice.docc/WritingMiddleware.md:300
+        // Sources/Sluice/Sluice.docc/WritingMiddleware.md:302
         let audited = Store<OrderState, OrderAction>(
             initialState: OrderState(),
             reducer: orders,
