@@ -152,7 +152,9 @@ extension StoreCore {
         guard let chain else {
             applyLocked(action)
             if !nobodyToNotify {
-                notifyLocked()
+                let notice = noticeLocked()
+                lock.unlock()
+                deliver(notice)
                 lock.lock()
             }
             let value = body(statePointer.pointee)

@@ -121,6 +121,27 @@ package final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sen
         let notify: StateObserver<State>
     }
 
+    /// What an action's subscribers and Observation are told, taken under the lock (``reduceLocked(_:)``) and
+    /// delivered outside it (``deliver(_:)``).
+    @usableFromInline
+    struct Notice {
+        @usableFromInline
+        let subscribers: ContiguousArray<Subscriber>
+        /// The state right after the action; `nil` without subscribers.
+        @usableFromInline
+        let state: State?
+        /// Whether ``Store/state`` was read since the last change, so that Observation is told.
+        @usableFromInline
+        let observed: Bool
+
+        @inlinable
+        init(subscribers: ContiguousArray<Subscriber>, state: State?, observed: Bool) {
+            self.subscribers = subscribers
+            self.state = state
+            self.observed = observed
+        }
+    }
+
     init(
         initialState: consuming State,
         reduce: @escaping @Sendable (inout State, Action) -> Void,
@@ -349,7 +370,9 @@ package final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sen
     @inlinable @inline(never)
     func reduceAndNotifyOnFastPipelineLocked(_ action: Action, thread: ThreadID) {
         OwnedPipelines.add(1)
-        reduceAndNotifyLocked(action)
+        let notice = reduceLocked(action)
+        lock.unlock()
+        deliver(notice)
         // Fails too if a subscriber queued an action in `ownerQueue` (through a scoped store): the drain takes it.
         if _fastPath(entryWord.tryRelease(thread)) {
             OwnedPipelines.add(-1)
@@ -437,7 +460,9 @@ package final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sen
                 return
             }
             takeLocked(ThreadID.current)
-            notifyLocked()
+            let notice = noticeLocked()
+            lock.unlock()
+            deliver(notice)
             drainQueue(through: nil)
             return
         }
@@ -477,7 +502,9 @@ package final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sen
             lock.unlock()
             chain!(action)  // not `if let chain`, which copies the closure (see `processLocked(_:through:)`)
         } else {
-            reduceAndNotifyLocked(action)
+            let notice = reduceLocked(action)
+            lock.unlock()
+            deliver(notice)
         }
         lock.lock()
         pipelineStorage.run.waited = 0
@@ -627,7 +654,9 @@ package final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sen
                 lock.unlock()
                 chain!(next)
             } else {
-                reduceAndNotifyLocked(next)
+                let notice = reduceLocked(next)
+                lock.unlock()
+                deliver(notice)
             }
             lock.lock()
         }
@@ -646,7 +675,9 @@ package final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sen
                 chain!(next)
                 lock.lock()
             } else {
-                reduceAndNotifyLocked(next)
+                let notice = reduceLocked(next)
+                lock.unlock()
+                deliver(notice)
                 lock.lock()
             }
         }
@@ -715,51 +746,51 @@ package final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sen
         reduce(&statePointer.pointee, action)
     }
 
-    /// Reduces `action` and notifies the subscribers; called with `lock` held, returns without it.
-    @inlinable
-    func reduceAndNotifyLocked(_ action: Action) {
+    /// Reduces `action` and takes what the subscribers and Observation are to be told of it: `nil` when nobody is
+    /// to be told. Called with `lock` held, by the pipeline's owner; the caller unlocks, then hands the notice to
+    /// ``deliver(_:)``.
+    @inlinable @inline(__always)
+    func reduceLocked(_ action: Action) -> Notice? {
         applyLocked(action)
-        if nobodyToNotify {
-            lock.unlock()
-            return
+        if _fastPath(nobodyToNotify) {
+            return nil
         }
+        return noticeLocked()
+    }
+
+    /// What the subscribers and Observation are to be told of the action just reduced; `nil` when nobody is, once a
+    /// reading run has taken note of the reduce. Called with `lock` held, by the pipeline's owner.
+    @inlinable
+    func noticeLocked() -> Notice? {
         if _slowPath(pipelineStorage.run.isReading) {
             noteReduceWhileReadingLocked()
             if nobodyToNotify {
-                lock.unlock()
-                return
+                return nil
             }
         }
-        notifyLocked()
+        let observed = observedSinceLastChange
+        if _slowPath(observed) {
+            observedSinceLastChange = false
+            updateNobodyToNotifyLocked()
+        }
+        let subscribers = self.subscribers
+        // One copy of the state for every subscriber, taken before the lock is released (rule 6).
+        return Notice(subscribers: subscribers, state: subscribers.isEmpty ? nil : statePointer.pointee, observed: observed)
     }
 
-    /// Notifies the subscribers, then Observation if `state` was read since the last change, of the action just
-    /// reduced; called by the pipeline owner with `lock` held, returns without it.
+    /// Tells the subscribers, in subscription order, then Observation if ``Store/state`` was read since the last
+    /// change; called by the pipeline's owner without `lock`.
     @inlinable
-    func notifyLocked() {
-        if _slowPath(observedSinceLastChange) {
-            notifyObservedLocked()
+    func deliver(_ notice: consuming Notice?) {
+        guard let notice else {
             return
         }
-        // Not observed, and someone to notify: so there are subscribers.
-        let subscribers = self.subscribers
-        var state = statePointer.pointee
-        lock.unlock()
-        notify(subscribers, of: &state)
-    }
-
-    /// ``notifyLocked()`` after a read of `state`: also reports the change to Observation.
-    @inlinable
-    func notifyObservedLocked() {
-        observedSinceLastChange = false
-        updateNobodyToNotifyLocked()
-        let subscribers = self.subscribers
-        let state: State? = subscribers.isEmpty ? nil : statePointer.pointee
-        lock.unlock()
-        if var state {
-            notify(subscribers, of: &state)
+        if var state = notice.state {
+            notify(notice.subscribers, of: &state)
         }
-        observation.stateDidChange()
+        if _slowPath(notice.observed) {
+            observation.stateDidChange()
+        }
     }
 
     @inlinable
@@ -780,7 +811,9 @@ package final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sen
         let thread = ThreadID.current
         if _fastPath(word == thread.raw) {
             // Owned by this thread on the fast path, so the store is alive (else the word would have `slow` set).
-            reduceAndNotifyLocked(action)
+            let notice = reduceLocked(action)
+            lock.unlock()
+            deliver(notice)
             return
         }
         guard pipelineStorage.phase != .gone else {
@@ -792,7 +825,9 @@ package final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sen
         {
             // Owned by this thread through the state machine, which writes the owner into the word, or on the fast
             // path with actions queued for itself (with or without the machine in charge since).
-            reduceAndNotifyLocked(action)
+            let notice = reduceLocked(action)
+            lock.unlock()
+            deliver(notice)
             return
         }
         reduceFromOutside(action)
@@ -811,7 +846,9 @@ package final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sen
             drainLocked(through: chain)
             return
         }
-        reduceAndNotifyLocked(action)
+        let notice = reduceLocked(action)
+        lock.unlock()
+        deliver(notice)
         drainQueue(through: chain)
     }
 
