@@ -124,12 +124,12 @@ package final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sen
     /// What an action's subscribers and Observation are told, taken under the lock (``reduceLocked(_:)``) and
     /// delivered outside it (``deliver(_:)``).
     @usableFromInline
-    struct Notice {
+    struct Notice: ~Copyable {
         @usableFromInline
         let subscribers: ContiguousArray<Subscriber>
         /// The state right after the action; `nil` without subscribers.
         @usableFromInline
-        let state: State?
+        var state: State?
         /// Whether ``Store/state`` was read since the last change, so that Observation is told.
         @usableFromInline
         let observed: Bool
@@ -749,6 +749,10 @@ package final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sen
     /// Reduces `action` and takes what the subscribers and Observation are to be told of it: `nil` when nobody is
     /// to be told. Called with `lock` held, by the pipeline's owner; the caller unlocks, then hands the notice to
     /// ``deliver(_:)``.
+
+    /// Reduces `action` and takes what the subscribers and Observation are to be told of it: `nil` when nobody is.
+    /// Called with `lock` held, by the pipeline's owner or by a thread reducing within its admission's critical
+    /// section; the caller unlocks, then hands the notice to ``deliver(_:)``.
     @inlinable @inline(__always)
     func reduceLocked(_ action: Action) -> Notice? {
         applyLocked(action)
@@ -758,9 +762,10 @@ package final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sen
         return noticeLocked()
     }
 
-    /// What the subscribers and Observation are to be told of the action just reduced; `nil` when nobody is, once a
-    /// reading run has taken note of the reduce. Called with `lock` held, by the pipeline's owner.
-    @inlinable
+    /// What the subscribers and Observation are to be told of the action just reduced, `nobodyToNotify` being
+    /// `false`; `nil` when a reading run, which takes note of the reduce, was all there was to tell. Called with
+    /// `lock` held, by the pipeline's owner.
+    @inlinable @inline(__always)
     func noticeLocked() -> Notice? {
         if _slowPath(pipelineStorage.run.isReading) {
             noteReduceWhileReadingLocked()
@@ -775,21 +780,27 @@ package final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sen
         }
         let subscribers = self.subscribers
         // One copy of the state for every subscriber, taken before the lock is released (rule 6).
-        return Notice(subscribers: subscribers, state: subscribers.isEmpty ? nil : statePointer.pointee, observed: observed)
+        return Notice(
+            subscribers: subscribers,
+            state: subscribers.isEmpty ? nil : statePointer.pointee,
+            observed: observed
+        )
     }
 
     /// Tells the subscribers, in subscription order, then Observation if ``Store/state`` was read since the last
     /// change; called by the pipeline's owner without `lock`.
-    @inlinable
+    @inlinable @inline(__always)
     func deliver(_ notice: consuming Notice?) {
-        guard let notice else {
+        switch consume notice {
+        case .none:
             return
-        }
-        if var state = notice.state {
-            notify(notice.subscribers, of: &state)
-        }
-        if _slowPath(notice.observed) {
-            observation.stateDidChange()
+        case .some(var notice):
+            if var state = notice.state.take() {
+                notify(notice.subscribers, of: &state)
+            }
+            if _slowPath(notice.observed) {
+                observation.stateDidChange()
+            }
         }
     }
 
