@@ -27,6 +27,7 @@ import Testing
 //   ones (two independent examples that both declare `let store`).
 // - Hidden setup: what a document's blocks use without declaring (a `client`, an `AppState` introduced in prose)
 //   goes in Tests/SluiceTests/DocSnippets/<Document>Setup.swift, as members of an extension of the document's enum.
+//   Documents that share a setup share a protocol with it in one of those files (DurabilitySetup.swift).
 // - Rewrites, so that fragments compile as written: `import` lines move to the top of the file (the file always
 //   imports Foundation, Sluice, SluiceTesting and Testing); `@Test` in front of a function at the block's top
 //   level is dropped (a local function cannot be a test) and a call of the function (`await` for an `async` one)

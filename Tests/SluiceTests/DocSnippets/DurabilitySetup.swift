@@ -1,23 +1,34 @@
 import Foundation
 import Sluice
 
-/// What Durability.md's blocks use without declaring it.
-extension DurabilitySnippets {
-    struct Counter: Codable, Sendable {
-        var count = 0
-    }
+/// What the blocks of the journal's articles (Durability.md, and SluiceJournal.md, the journal catalog's landing page)
+/// use without declaring it: a counter journaled in a directory of its own.
+protocol JournaledCounterSetup {}
 
-    enum CounterAction: Codable, Sendable {
-        case add(Int)
-    }
+extension JournaledCounterSetup {
+    typealias Counter = JournaledCounter
+    typealias CounterAction = JournaledCounterAction
 
-    static let counterReducer = Reducer<Counter, CounterAction>(mutating: { state, action in
-        switch action {
-        case .add(let amount): state.count += amount
-        }
-    })
+    static var counterReducer: Reducer<Counter, CounterAction> { journaledCounterReducer }
 
     static var dataDirectory: String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("sluice-durability-\(UUID().uuidString)").path
+        FileManager.default.temporaryDirectory.appendingPathComponent("sluice-journal-\(UUID().uuidString)").path
     }
 }
+
+extension DurabilitySnippets: JournaledCounterSetup {}
+extension SluiceJournalSnippets: JournaledCounterSetup {}
+
+struct JournaledCounter: Codable, Sendable {
+    var count = 0
+}
+
+enum JournaledCounterAction: Codable, Sendable {
+    case add(Int)
+}
+
+let journaledCounterReducer = Reducer<JournaledCounter, JournaledCounterAction>(mutating: { state, action in
+    switch action {
+    case .add(let amount): state.count += amount
+    }
+})
