@@ -33,7 +33,7 @@ func eventually(_ condition: () -> Bool) async {
             reducer: orderReducer,
             middleware: [Middlewares.tracing(store: "orders", tracer: tracer)]
         )
-        tracer.withSpan("request") { _ in
+        _ = tracer.withSpan("request") { _ in
             store.dispatch(.place(id: 7))
         }
         store.dispatch(.noted)
