@@ -197,6 +197,53 @@ import Testing
         #expect(harness.recorded == runs([(1, 0)]))
     }
 
+    /// The timeout passes while another thread performs a `delay`'s first run (store-wide, or of one key): the two
+    /// runs queued behind it cannot run in order before shutdown returns, so they are dropped with the modifier, and
+    /// the report says so.
+    @Test(arguments: [false, true])
+    func runsQueuedBehindABlockedRunAreDroppedAtTheTimeoutAndCounted(perKey: Bool) async {
+        let scheduler = TestScheduler()
+        let firstRunEntered = AsyncGate()
+        let released = Locked(false)
+        let ran = Locked<[Int]>([])
+        let effect = SideEffect<TestState, TestAction> { action, _ in
+            guard case .add(let value) = action else { return }
+            if value == 1 {
+                firstRunEntered.open()
+                _ = released.waitBlocking { $0 }
+            }
+            ran.append(value)
+        }
+        let store = store([
+            Middleware(
+                perKey
+                    ? Middlewares.delay(.seconds(1), on: scheduler, by: { _ in 0 }, effect)
+                    : Middlewares.delay(.seconds(1), on: scheduler, effect)
+            )
+        ])
+        for value in 1...3 {
+            store.dispatch(.add(value))
+        }
+        // The timer fires on this thread, which performs run 1 and blocks in it, runs 2 and 3 queued behind it.
+        async let advanced: Void = onThread { scheduler.advance(by: .seconds(1)) }
+        await firstRunEntered.wait()
+        let report = await store.shutdown(timeout: .milliseconds(50))
+        released.withValue { $0 = true }
+        await advanced
+        #expect(ran.current == [1])
+        #expect(report.droppedRuns == 2)
+        #expect(report.flushedRuns == 0)
+    }
+
+    /// A shutdown that does not time out drops nothing.
+    @Test func aShutdownInTimeDropsNoRun() async {
+        let harness = EffectHarness { Middlewares.delay(.seconds(1), on: $0, $1) }
+        harness.play([0, 10, 20], flush: 0)
+        let report = await harness.store.shutdown(timeout: hangGuard)
+        #expect(report.flushedRuns == 3)
+        #expect(report.droppedRuns == 0)
+    }
+
     @Test func freeingAStoreWithoutShutdownDropsOwedRuns() {
         let scheduler = TestScheduler()
         let ran = Locked<[Int]>([])

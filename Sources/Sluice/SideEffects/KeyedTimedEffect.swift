@@ -528,12 +528,16 @@ final class KeyedTimedEffect<Key: Hashable & Sendable, Machine: KeyedStateMachin
         entry.reportedOwing = owing
     }
 
-    /// The store went away: every key is forgotten with what it owed, and every timer is cancelled.
+    /// The store's lifetime ended: every key is forgotten with what it owed, and every timer is cancelled. During
+    /// shutdown (the modifier is closing), the dropped runs are told to the store's work, for the report.
     private func tearDown() {
         var timers: [ScheduledWork] = []
         var dropped: [[Run]] = []
-        lock.withLock {
+        let settling: StoreWork? = lock.withLock {
             for entry in entries.values {
+                if isClosing {
+                    _ = entry.machine.flush(runs: &entry.runs)
+                }
                 entry.machine.reset()
                 dropped.append(entry.runs.removeAll())
                 entry.handoffPending = false
@@ -543,9 +547,14 @@ final class KeyedTimedEffect<Key: Hashable & Sendable, Machine: KeyedStateMachin
             }
             entries = [:]
             lastEntry = nil
+            return isClosing ? self.settling : nil
         }
         for timer in timers {
             timer.cancel()
+        }
+        let count = dropped.reduce(0) { $0 + $1.count }
+        if let settling, count > 0 {
+            settling.timedRunsDropped(count)
         }
         _ = dropped  // released here, outside the lock
     }

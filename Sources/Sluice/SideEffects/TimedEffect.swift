@@ -475,17 +475,27 @@ final class TimedEffect<Machine: TimedStateMachine>: @unchecked Sendable {
         reportedOwing = owing
     }
 
+    /// The store's lifetime ended: the owed and queued runs are dropped and the timer cancelled. During shutdown
+    /// (the modifier is closing), the dropped runs are told to the store's work, for the report; a run in progress
+    /// on another thread finishes, and that thread then finds nothing more to perform.
     private func tearDown() {
-        let (timer, dropped): (ScheduledWork?, [Run]) = lock.withLock {
+        let (timer, dropped, settling): (ScheduledWork?, [Run], StoreWork?) = lock.withLock {
+            if isClosing {
+                // A run made owed after the last flush is dropped too, and counted with the rest.
+                _ = machine.flush(runs: &runs)
+            }
             machine.reset()
             defer { self.timer = nil }
             let dropped = runs.removeAll()
             if isClosing {
                 noteClosingStateLocked()
             }
-            return (self.timer, dropped)
+            return (self.timer, dropped, isClosing ? self.settling : nil)
         }
         timer?.cancel()
+        if let settling, !dropped.isEmpty {
+            settling.timedRunsDropped(dropped.count)
+        }
         _ = dropped  // released here, outside the lock
     }
 }

@@ -19,7 +19,10 @@ extension Store {
     ///    `async` side effects, including those that step 2 started. Steps 2 and 3 repeat until nothing is owed,
     ///    busy or running, or until `timeout`.
     /// 4. **What is left is cancelled**, as when the store is freed: the tasks still running (counted in
-    ///    ``ShutdownReport/cancelledTasks``), the timers, and the state streams, which end.
+    ///    ``ShutdownReport/cancelledTasks``), the timers, and the state streams, which end. If the timeout passed
+    ///    while another thread was still performing a modifier's runs, the runs queued behind the one in progress
+    ///    are dropped with the modifier, and counted in ``ShutdownReport/droppedRuns``: no owed run is lost
+    ///    without the report saying so.
     ///
     /// The state stays readable and subscriptions stay valid; the store just takes no more actions. Freeing a store
     /// without calling `shutdown` keeps the old behaviour: everything is cancelled at once, owed runs are dropped.
@@ -49,8 +52,9 @@ extension Store {
 
 /// What ``Store/shutdown(timeout:)`` did.
 public struct ShutdownReport: Sendable, Hashable {
-    /// The runs that time-based modifiers owed and ran at shutdown instead of at their time (trailing `throttle`
-    /// runs, `debounce` runs, queued `delay` runs).
+    /// The runs that time-based modifiers owed and shutdown released to run at once instead of at their time
+    /// (trailing `throttle` runs, `debounce` runs, queued `delay` runs). A released run that had not run when the
+    /// timeout passed is also in ``droppedRuns``.
     public var flushedRuns: Int
     /// The tasks of effects and `async` side effects that finished while shutdown waited for them.
     public var finishedTasks: Int
@@ -58,13 +62,24 @@ public struct ShutdownReport: Sendable, Hashable {
     public var cancelledTasks: Int
     /// The dispatches refused from the call of `shutdown` until it returned.
     public var refusedDispatches: Int
+    /// The owed runs that never ran: when the timeout passed, another thread was still performing a modifier's runs
+    /// (a run that blocks, a scheduler's thread kept from running), and the runs queued behind the one in progress,
+    /// or made owed by it, were dropped with the modifier. 0 unless shutdown timed out.
+    public var droppedRuns: Int
 
     /// Creates a report.
-    public init(flushedRuns: Int, finishedTasks: Int, cancelledTasks: Int, refusedDispatches: Int) {
+    public init(
+        flushedRuns: Int,
+        finishedTasks: Int,
+        cancelledTasks: Int,
+        refusedDispatches: Int,
+        droppedRuns: Int = 0
+    ) {
         self.flushedRuns = flushedRuns
         self.finishedTasks = finishedTasks
         self.cancelledTasks = cancelledTasks
         self.refusedDispatches = refusedDispatches
+        self.droppedRuns = droppedRuns
     }
 }
 
@@ -154,7 +169,8 @@ extension StoreCore {
             flushedRuns: flushed,
             finishedTasks: finished,
             cancelledTasks: cancelled,
-            refusedDispatches: refused
+            refusedDispatches: refused,
+            droppedRuns: work.droppedTimedRuns
         )
         work.finishShutdown(report)
         return report

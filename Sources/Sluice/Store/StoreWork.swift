@@ -438,6 +438,18 @@ package final class StoreWork: Sendable {
         state.withLock { $0.finishedDuringShutdown }
     }
 
+    /// A modifier that shutdown flushed was cancelled with `count` runs still owed or queued: the timeout passed
+    /// while another thread was still performing its runs, or before the runs that those left owed were flushed.
+    /// Called by the modifier when the store's lifetime ends, outside its lock.
+    func timedRunsDropped(_ count: Int) {
+        state.withLock { $0.droppedTimedRuns += count }
+    }
+
+    /// The owed runs dropped when shutdown cancelled the modifiers (``timedRunsDropped(_:)``).
+    var droppedTimedRuns: Int {
+        state.withLock { $0.droppedTimedRuns }
+    }
+
     /// Records the report and hands it to the callers that wait for it.
     func finishShutdown(_ report: ShutdownReport) {
         let waiters: [CheckedContinuation<ShutdownReport, Never>] = state.withLock {
@@ -584,6 +596,8 @@ private struct Ledger: Sendable {
     var phase = Phase.open
     /// Tasks that ended while shutdown was waiting.
     var finishedDuringShutdown = 0
+    /// Owed runs that closing modifiers dropped when shutdown cancelled them (see ``StoreWork/timedRunsDropped(_:)``).
+    var droppedTimedRuns = 0
     /// How many times the pipeline went idle while the store refused dispatches, or the work left for after a
     /// release finished.
     var pipelineIdleGeneration: UInt64 = 0
