@@ -82,6 +82,9 @@ public final class Journal: @unchecked Sendable {
     /// How many dispatches wait for the writer to take the pending actions (backpressure): the writer wakes them
     /// when it takes a batch.
     private var producersWaiting = 0
+    /// The writer's yields to the senders its commit resumed: asked for, and the last one whose job ran.
+    private var yieldsAsked: UInt64 = 0
+    private var yieldsDone: UInt64 = 0
     private var isClosed = false {
         didSet { hasStopped = failure != nil || isClosed || isDetached }
     }
@@ -256,12 +259,40 @@ public final class Journal: @unchecked Sendable {
             if !shouldStop && interval > .zero {
                 gather(for: interval)
             }
+            let started = ContinuousClock.now
+            let resumed: Int
             do throws(JournalError) {
-                try flush(sync: true)
+                resumed = try flush(sync: true)
             } catch {
                 return error
             }
             if shouldStop { return nil }
+            if interval == .zero && resumed > 0 {
+                yieldToResumedSenders(limit: min(started.duration(to: .now), .milliseconds(1)))
+            }
+        }
+    }
+
+    /// With `.groupCommit(interval: .zero)`, lets the senders that the last commit resumed dispatch into the next
+    /// batch before the writer takes it, as `Task.yield()` would let them run before a task: queues a job on the
+    /// global executor behind their continuations and waits until it ran. At most `limit`, since the cooperative
+    /// pool may be busy or blocked, and not while dispatches wait at the pending limit (the batch is full then).
+    private func yieldToResumedSenders(limit: Duration) {
+        let ticket = stateLock.withLock {
+            yieldsAsked &+= 1
+            return yieldsAsked
+        }
+        Task.detached { [self] in
+            stateLock.withLock { yieldsDone = max(yieldsDone, ticket) }
+            stateLock.broadcast()
+        }
+        let deadline = ContinuousClock.now.advanced(by: limit)
+        stateLock.withLock {
+            while yieldsDone < ticket && producersWaiting == 0 && !writerShouldStop && failure == nil && !isClosed
+                && ContinuousClock.now < deadline
+            {
+                stateLock.wait(until: deadline)
+            }
         }
     }
 
@@ -470,7 +501,7 @@ public final class Journal: @unchecked Sendable {
     /// Releasing the journal afterwards gives up the log; any later action is refused.
     func detach() {
         // A failure to write stops the journal, as it does for the writer; there is nobody else to tell.
-        try? flush(sync: true, detaching: true)
+        _ = try? flush(sync: true, detaching: true)
     }
 
     /// Sends the errors that stop the journal to `work`'s failure handler as well.
@@ -607,8 +638,10 @@ public final class Journal: @unchecked Sendable {
     /// Writes the pending `.groupCommit` actions (and, with `sync`, makes everything written durable). Does
     /// nothing once the journal is closed: `close()` wrote and synced what was pending. `detaching`: also lets go of
     /// the pending actions' buffer, in the same critical section that takes its actions (see ``detach()``).
-    private func flush(sync: Bool, detaching: Bool = false) throws(JournalError) {
-        try ioLock.withLock { () throws(JournalError) in
+    /// Returns how many tasks waiting in ``durable(through:)`` it resumed.
+    @discardableResult
+    private func flush(sync: Bool, detaching: Bool = false) throws(JournalError) -> Int {
+        try ioLock.withLock { () throws(JournalError) -> Int in
             let (batch, failure, written, isClosed, wakesProducers) = stateLock.withLock {
                 defer {
                     if detaching {
@@ -625,7 +658,7 @@ public final class Journal: @unchecked Sendable {
                 stateLock.broadcast()
             }
             if let failure { throw failure }
-            if isClosed { return }
+            if isClosed { return 0 }
             do throws(JournalError) {
                 if let batch {
                     let records = try batch.encode()
@@ -634,8 +667,9 @@ public final class Journal: @unchecked Sendable {
                 }
                 if sync {
                     try storage.sync()
-                    markDurable(through: written)
+                    return markDurable(through: written)
                 }
+                return 0
             } catch {
                 fail(error)
                 throw error
@@ -643,7 +677,10 @@ public final class Journal: @unchecked Sendable {
         }
     }
 
-    private func markDurable(through sequence: UInt64) {
+    /// Records that every action through `sequence` is durable and resumes the tasks waiting for them; returns how
+    /// many it resumed.
+    @discardableResult
+    private func markDurable(through sequence: UInt64) -> Int {
         let ready = stateLock.withLock {
             durableSequence = max(durableSequence, sequence)
             // Usually every waiter is in the batch just synced: then they are all taken, with no search.
@@ -658,6 +695,7 @@ public final class Journal: @unchecked Sendable {
         for waiter in ready {
             waiter.continuation.resume(returning: nil)
         }
+        return ready.count
     }
 
     /// Stops the journal: remembers the first error, wakes every waiter with it, calls `onError` once.

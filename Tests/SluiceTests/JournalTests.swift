@@ -360,6 +360,32 @@ import Testing
         }
     }
 
+    /// With `.groupCommit(interval: .zero)` the writer yields to the senders each commit resumed before it takes
+    /// the next batch; many senders acknowledged in turn all reach the log, in the reducer's order.
+    @Test func groupCommitWithoutAnIntervalAcknowledgesEverySender() async throws {
+        try await withTemporaryDirectory { directory in
+            let journal = try Journal(directory: directory)
+            let store = try ledgerStore(recoveringFrom: journal, durability: .groupCommit(interval: .zero))
+            try await withWriter(journal) {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for sender in 0..<16 {
+                        group.addTask {
+                            for index in 0..<20 {
+                                try await store.send(.add(sender * 100 + index), durableIn: journal)
+                            }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+                #expect(journal.durableThrough == 320)
+            }
+            let live = store.state
+            journal.close()
+            #expect(live.count == 320)
+            #expect(try recoverLedger(from: directory).state == live)
+        }
+    }
+
     /// A batch whose memory is larger than the buffer keeps (4 MiB) is freed once written, not kept.
     @Test func groupCommitFreesTheMemoryOfALargeBatch() async throws {
         try await withTemporaryDirectory { directory in

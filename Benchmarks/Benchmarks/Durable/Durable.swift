@@ -6,11 +6,11 @@
 // `fdatasync` of a small append: the physical limit of both (one sync per batch, so at most `tasks / fdatasync`
 // acknowledgements a second).
 //
-// Each iteration runs one round of each side (taking turns at going first) and eight `fdatasync`s: a round opens a
-// new journal (or log) in a directory of its own under the temporary directory, runs the tasks, and removes the
-// directory; only the sending is timed. The metrics: each round's acknowledgements per second, their ratio within the
-// iteration, the latency of each acknowledgement (from the call to its return) in microseconds, the percentiles of
-// which are over every acknowledgement of the run, and the time of each `fdatasync`.
+// Each iteration runs four rounds of each side in alternation, and sixteen `fdatasync`s. A round opens a new journal
+// (or log) in a directory of its own under the temporary directory, runs the tasks, and removes the directory; only
+// the sending is timed. The metrics: each side's acknowledgements per second over the iteration's rounds, the ratio
+// of the two within the iteration, the latency of each acknowledgement (from the call to its return) in
+// microseconds, whose percentiles are over every acknowledgement of the run, and the time of each `fdatasync`.
 
 import Benchmark
 import Foundation
@@ -28,7 +28,7 @@ import Darwin
 /// rounds that met the same disk: on a shared machine the time of an `fdatasync` moves by an order of magnitude
 /// within minutes.
 enum DurableMetric {
-    /// Acknowledgements per second of one round, all tasks together.
+    /// Acknowledgements per second over an iteration's rounds, all tasks together.
     static let sluiceRate = BenchmarkMetric.custom(
         "Sluice-acks-per-s",
         polarity: .prefersLarger,
@@ -71,12 +71,26 @@ func removeDirectory(_ path: String) {
     try? FileManager.default.removeItem(atPath: path)
 }
 
-/// Runs `tasks` tasks that each call `acknowledge` `actionsPerTask(tasks)` times in a row; returns the rate, and
-/// the latency of every call.
+/// What the rounds of one side measured.
+struct Rounds {
+    var elapsed = Duration.zero
+    var latencies: [Duration] = []
+
+    /// Acknowledgements per second over all the rounds.
+    var rate: Double { Double(latencies.count) / elapsed.seconds }
+
+    mutating func add(_ round: Rounds) {
+        elapsed += round.elapsed
+        latencies += round.latencies
+    }
+}
+
+/// Runs `tasks` tasks that each call `acknowledge` `actionsPerTask(tasks)` times in a row; returns the time they
+/// took and the latency of every call.
 func measureAcknowledgements(
     tasks: Int,
     _ acknowledge: @escaping @Sendable () async throws -> Void
-) async throws -> (rate: Double, latencies: [Duration]) {
+) async throws -> Rounds {
     let perTask = actionsPerTask(tasks)
     let clock = ContinuousClock()
     let start = clock.now
@@ -95,11 +109,11 @@ func measureAcknowledgements(
         }
         return try await group.reduce(into: []) { $0 += $1 }
     }
-    return (Double(latencies.count) / start.duration(to: clock.now).seconds, latencies)
+    return Rounds(elapsed: start.duration(to: clock.now), latencies: latencies)
 }
 
 /// One round of `send(_:durableIn:)` from `tasks` tasks, on a new journal.
-func sluiceRound(tasks: Int, interval: Duration) async throws -> (rate: Double, latencies: [Duration]) {
+func sluiceRound(tasks: Int, interval: Duration) async throws -> Rounds {
     let directory = makeDirectory("journal")
     defer { removeDirectory(directory) }
     let journal = try Journal(directory: directory)
@@ -120,7 +134,7 @@ func sluiceRound(tasks: Int, interval: Duration) async throws -> (rate: Double, 
 }
 
 /// One round of the hand-written log from `tasks` tasks, on a new file.
-func floorRound(tasks: Int) async throws -> (rate: Double, latencies: [Duration]) {
+func floorRound(tasks: Int) async throws -> Rounds {
     let directory = makeDirectory("wal")
     defer { removeDirectory(directory) }
     let log = try HandWrittenLog(path: directory + "/log")
@@ -165,6 +179,10 @@ struct Tally: Codable, Sendable {
 
 let tallyReducer = Reducer<Tally, Int>(mutating: { state, action in state.count &+= action })
 
+/// The rounds of each side in one iteration, taking turns: the speed of the disk drifts within a second, so short
+/// rounds in alternation meet it alike.
+let roundPairs = 4
+
 /// Counts the iterations of a benchmark, so that the two sides take turns going first.
 final class Turns: Sendable {
     private let count = Mutex(0)
@@ -194,15 +212,17 @@ let benchmarks: @Sendable () -> Void = {
         let name = "\(tasks)-task\(tasks == 1 ? "" : "s")" + (interval == .zero ? "" : "-interval-1ms")
         let turns = Turns()
         Benchmark(name, configuration: configuration) { benchmark in
-            let sluiceFirst = turns.next() % 2 == 0
-            var sluice = (rate: 0.0, latencies: [Duration]())
-            var floor = (rate: 0.0, latencies: [Duration]())
-            if sluiceFirst {
-                sluice = try await sluiceRound(tasks: tasks, interval: interval)
-                floor = try await floorRound(tasks: tasks)
-            } else {
-                floor = try await floorRound(tasks: tasks)
-                sluice = try await sluiceRound(tasks: tasks, interval: interval)
+            let turn = turns.next()
+            var sluice = Rounds()
+            var floor = Rounds()
+            for pair in 0..<roundPairs {
+                if (turn + pair) % 2 == 0 {
+                    sluice.add(try await sluiceRound(tasks: tasks, interval: interval))
+                    floor.add(try await floorRound(tasks: tasks))
+                } else {
+                    floor.add(try await floorRound(tasks: tasks))
+                    sluice.add(try await sluiceRound(tasks: tasks, interval: interval))
+                }
             }
             benchmark.measurement(DurableMetric.sluiceRate, Int(sluice.rate))
             benchmark.measurement(DurableMetric.floorRate, Int(floor.rate))
@@ -213,7 +233,7 @@ let benchmarks: @Sendable () -> Void = {
             for latency in floor.latencies {
                 benchmark.measurement(DurableMetric.floorLatency, latency.microseconds)
             }
-            for time in try syncTimes(8) {
+            for time in try syncTimes(16) {
                 benchmark.measurement(DurableMetric.sync, time.microseconds)
             }
         }
