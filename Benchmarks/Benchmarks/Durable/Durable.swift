@@ -1,10 +1,10 @@
 // Durable acknowledgements: `send(_:durableIn:)` to a store that journals with `.groupCommit`, from 1, 8 and 64
-// tasks at once, each task sending its next action once the last one is acknowledged (an HTTP handler that answers
-// after the action is on disk), against the floor a service developer would write by hand: a write-ahead log whose
-// producers append to a buffer under a `Mutex` and wait, and whose writer thread writes the buffer and `fdatasync`s
-// it once per batch, then resumes every producer of the batch (`HandWrittenLog.swift`). Beside them, the machine's
-// `fdatasync` of a small append: the physical limit of both (one sync per batch, so at most `tasks / fdatasync`
-// acknowledgements a second).
+// tasks at once (and from 64 with a 1 ms interval), each task sending its next action once the last one is
+// acknowledged (an HTTP handler that answers after the action is on disk), against the floor a service developer
+// would write by hand: a write-ahead log whose producers append to a buffer under a `Mutex` and wait, and whose
+// writer thread writes the buffer and `fdatasync`s it once per batch, then resumes every producer of the batch
+// (`HandWrittenLog.swift`). Beside them, the machine's `fdatasync` of a small append: the physical limit of both
+// (one sync per batch, so at most `tasks / fdatasync` acknowledgements a second).
 //
 // Each iteration runs four rounds of each side in alternation, and sixteen `fdatasync`s. A round opens a new journal
 // (or log) in a directory of its own under the temporary directory, runs the tasks, and removes the directory; only
@@ -26,7 +26,7 @@ import Darwin
 
 /// The metrics of the area. Each iteration runs both sides and syncs a file, so that the ratio is taken between
 /// rounds that met the same disk: on a shared machine the time of an `fdatasync` moves by an order of magnitude
-/// within minutes.
+/// within seconds.
 enum DurableMetric {
     /// Acknowledgements per second over an iteration's rounds, all tasks together.
     static let sluiceRate = BenchmarkMetric.custom(
