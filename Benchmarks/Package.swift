@@ -71,11 +71,14 @@ let package = Package(
     ]
 )
 
+// The areas that measure the journal.
+let journalAreas = ["Journal", "Durable"]
+
 // One executable target per area, at `Benchmarks/<Area>/<Area>.swift`. (`DispatchPath`, not `Dispatch`: a module
 // of that name would hide the Dispatch library.)
 for area in [
     "Floors", "DispatchPath", "Subscribers", "LargeState", "Concurrency", "Modifiers", "ChildReducers", "Journal",
-    "Dependencies", "ServiceChain",
+    "Dependencies", "ServiceChain", "Durable",
 ] {
     package.targets.append(
         .executableTarget(
@@ -85,7 +88,7 @@ for area in [
                 .product(name: "Sluice", package: sluicePackage),
                 "BenchmarkSupport",
                 "ServiceModel",
-            ] + (area == "Journal" ? [.product(name: "SluiceJournal", package: sluicePackage)] : []),
+            ] + (journalAreas.contains(area) ? [.product(name: "SluiceJournal", package: sluicePackage)] : []),
             path: "Benchmarks/\(area)",
             swiftSettings: [.swiftLanguageMode(.v6)],
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

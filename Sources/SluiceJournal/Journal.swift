@@ -62,7 +62,9 @@ public final class Journal: @unchecked Sendable {
     /// `failure != nil || isClosed || isDetached`, in one flag for the dispatch path: no action is recorded.
     @usableFromInline @exclusivity(unchecked)
     var hasStopped = false
-    private var waiters: [UInt64: DurabilityWaiter] = [:]
+    /// In the order they began to wait. An array, not a dictionary by id: the writer takes every waiter of a batch
+    /// at once after each sync, while a waiter leaves by its id only when cancelled.
+    private var waiters: [DurabilityWaiter] = []
     private var nextWaiterID: UInt64 = 0
     private var attachedDurability: JournalDurability?
     private var pending: (any PendingActions)?
@@ -72,6 +74,17 @@ public final class Journal: @unchecked Sendable {
     private var writerShouldStop = false
     /// Whether the writer waits out its group-commit interval now.
     private var isGathering = false
+    /// Whether the writer of ``run()`` sleeps until an action is pending: the one state in which recording an action
+    /// must wake it. While it gathers, writes or syncs it looks for pending actions by itself, so a dispatch then only
+    /// appends. Set by the writer, cleared by the dispatch that wakes it.
+    @usableFromInline @exclusivity(unchecked)
+    var writerIsIdle = false
+    /// How many dispatches wait for the writer to take the pending actions (backpressure): the writer wakes them
+    /// when it takes a batch.
+    private var producersWaiting = 0
+    /// The writer's yields to the senders its commit resumed: asked for, and the last one whose job ran.
+    private var yieldsAsked: UInt64 = 0
+    private var yieldsDone: UInt64 = 0
     private var isClosed = false {
         didSet { hasStopped = failure != nil || isClosed || isDetached }
     }
@@ -91,6 +104,7 @@ public final class Journal: @unchecked Sendable {
 
     /// A task waiting in ``durable(through:)``.
     private struct DurabilityWaiter {
+        var id: UInt64
         var sequence: UInt64
         var continuation: CheckedContinuation<JournalError?, Never>
     }
@@ -168,13 +182,12 @@ public final class Journal: @unchecked Sendable {
     ///   ``JournalError/closed`` if the journal was closed before `sequence` was durable (at once when it is
     ///   closed already); ``JournalError/cancelled`` if the task is cancelled while it waits.
     public func durable(through sequence: UInt64) async throws(JournalError) {
-        let mode = stateLock.withLock { attachedDurability }
+        let (mode, id) = stateLock.withLock {
+            nextWaiterID += 1
+            return (attachedDurability, nextWaiterID)
+        }
         if mode == JournalDurability.none {
             try flush(sync: true)
-        }
-        let id = stateLock.withLock {
-            nextWaiterID += 1
-            return nextWaiterID
         }
         let error = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<JournalError?, Never>) in
@@ -182,13 +195,13 @@ public final class Journal: @unchecked Sendable {
                     if durableSequence >= sequence { return .some(nil) }
                     if let reason = stopReason { return .some(reason) }
                     if Task.isCancelled { return .some(.cancelled) }
-                    waiters[id] = DurabilityWaiter(sequence: sequence, continuation: continuation)
+                    waiters.append(DurabilityWaiter(id: id, sequence: sequence, continuation: continuation))
                     return nil
                 }
                 if let resumeNow { continuation.resume(returning: resumeNow) }
             }
         } onCancel: {
-            let waiter = stateLock.withLock { waiters.removeValue(forKey: id) }
+            let waiter = stateLock.withLock { waiters.firstIndex { $0.id == id }.map { waiters.remove(at: $0) } }
             waiter?.continuation.resume(returning: .cancelled)
         }
         if let error { throw error }
@@ -235,8 +248,10 @@ public final class Journal: @unchecked Sendable {
         while true {
             stateLock.lock()
             while !(pending?.hasActions ?? false) && !writerShouldStop && failure == nil && !isClosed {
+                writerIsIdle = true
                 stateLock.wait()
             }
+            writerIsIdle = false
             let (shouldStop, failure, isClosed) = (writerShouldStop, self.failure, self.isClosed)
             stateLock.unlock()
             if let failure { return failure }
@@ -244,12 +259,40 @@ public final class Journal: @unchecked Sendable {
             if !shouldStop && interval > .zero {
                 gather(for: interval)
             }
+            let started = ContinuousClock.now
+            let resumed: Int
             do throws(JournalError) {
-                try flush(sync: true)
+                resumed = try flush(sync: true)
             } catch {
                 return error
             }
             if shouldStop { return nil }
+            if interval == .zero && resumed > 0 {
+                yieldToResumedSenders(limit: min(started.duration(to: .now), .milliseconds(1)))
+            }
+        }
+    }
+
+    /// With `.groupCommit(interval: .zero)`, lets the senders that the last commit resumed dispatch into the next
+    /// batch before the writer takes it, as `Task.yield()` would let them run before a task: queues a job on the
+    /// global executor behind their continuations and waits until it ran. At most `limit`, since the cooperative
+    /// pool may be busy or blocked, and not while dispatches wait at the pending limit (the batch is full then).
+    private func yieldToResumedSenders(limit: Duration) {
+        let ticket = stateLock.withLock {
+            yieldsAsked &+= 1
+            return yieldsAsked
+        }
+        Task.detached { [self] in
+            stateLock.withLock { yieldsDone = max(yieldsDone, ticket) }
+            stateLock.broadcast()
+        }
+        let deadline = ContinuousClock.now.advanced(by: limit)
+        stateLock.withLock {
+            while yieldsDone < ticket && producersWaiting == 0 && !writerShouldStop && failure == nil && !isClosed
+                && ContinuousClock.now < deadline
+            {
+                stateLock.wait(until: deadline)
+            }
         }
     }
 
@@ -269,6 +312,16 @@ public final class Journal: @unchecked Sendable {
     /// Whether the writer is letting actions gather for its interval (for tests).
     package var isGatheringForTests: Bool {
         stateLock.withLock { isGathering }
+    }
+
+    /// Whether the writer sleeps until an action is pending (for tests).
+    package var isWriterIdleForTests: Bool {
+        stateLock.withLock { writerIsIdle }
+    }
+
+    /// How many actions the pending buffer holds room for in the memory kept from a written batch (for tests).
+    package var keptCapacityForTests: Int {
+        stateLock.withLock { pending?.keptCapacity ?? 0 }
     }
 
     /// Saves the store's current state with the sequence number it covers, then removes what no recovery needs.
@@ -373,10 +426,10 @@ public final class Journal: @unchecked Sendable {
         guard closedNow else { return }
         let stranded = stateLock.withLock {
             defer {
-                waiters = [:]
+                waiters = []
                 stateLock.broadcast()
             }
-            return Array(waiters.values)
+            return waiters
         }
         for waiter in stranded {
             waiter.continuation.resume(returning: .closed)
@@ -448,7 +501,7 @@ public final class Journal: @unchecked Sendable {
     /// Releasing the journal afterwards gives up the log; any later action is refused.
     func detach() {
         // A failure to write stops the journal, as it does for the writer; there is nobody else to tell.
-        try? flush(sync: true, detaching: true)
+        _ = try? flush(sync: true, detaching: true)
     }
 
     /// Sends the errors that stop the journal to `work`'s failure handler as well.
@@ -507,7 +560,9 @@ public final class Journal: @unchecked Sendable {
         // actions grow without bound. The writer runs on its own thread and takes the whole batch at once, so the
         // wait lasts at most one batch's write and sync.
         while buffer.actions.count >= Self.pendingLimit && !hasStopped {
+            producersWaiting += 1
             stateLock.wait()
+            producersWaiting -= 1
         }
         if hasStopped {
             // Refused: nobody writes a stopped or closed journal, so the action must not be reduced.
@@ -515,17 +570,18 @@ public final class Journal: @unchecked Sendable {
             stateLock.unlock()
             return false
         }
-        let wasEmpty = buffer.actions.isEmpty
-        if wasEmpty { buffer.first = nextSequence }
+        if buffer.actions.isEmpty { buffer.first = nextSequence }
         buffer.actions.append(action)
         lastOutcome = nextSequence
         nextSequence += 1
+        let wakesWriter = writerIsIdle
+        writerIsIdle = false
         stateLock.unlock()
-        if wasEmpty { wakeWriter() }
+        if wakesWriter { wakeWriter() }
         return true
     }
 
-    /// Tells the writer of ``run()`` that actions are pending.
+    /// Tells the writer of ``run()``, which was idle, that actions are pending.
     @usableFromInline
     func wakeWriter() {
         stateLock.broadcast()
@@ -582,28 +638,38 @@ public final class Journal: @unchecked Sendable {
     /// Writes the pending `.groupCommit` actions (and, with `sync`, makes everything written durable). Does
     /// nothing once the journal is closed: `close()` wrote and synced what was pending. `detaching`: also lets go of
     /// the pending actions' buffer, in the same critical section that takes its actions (see ``detach()``).
-    private func flush(sync: Bool, detaching: Bool = false) throws(JournalError) {
-        try ioLock.withLock { () throws(JournalError) in
-            let (batch, failure, written, isClosed) = stateLock.withLock {
+    /// Returns how many tasks waiting in ``durable(through:)`` it resumed.
+    @discardableResult
+    private func flush(sync: Bool, detaching: Bool = false) throws(JournalError) -> Int {
+        try ioLock.withLock { () throws(JournalError) -> Int in
+            let (batch, failure, written, isClosed, wakesProducers) = stateLock.withLock {
                 defer {
                     if detaching {
                         pending = nil
                         isDetached = true
                     }
-                    stateLock.broadcast()
                 }
-                return (pending?.takeActions(), self.failure, nextSequence - 1, self.isClosed)
+                return (
+                    pending?.takeActions(), self.failure, nextSequence - 1, self.isClosed,
+                    producersWaiting > 0 || detaching
+                )
+            }
+            if wakesProducers {
+                stateLock.broadcast()
             }
             if let failure { throw failure }
-            if isClosed { return }
+            if isClosed { return 0 }
             do throws(JournalError) {
                 if let batch {
-                    try storage.append(try batch.encode())
+                    let records = try batch.encode()
+                    batch.recycle()
+                    try storage.append(records)
                 }
                 if sync {
                     try storage.sync()
-                    markDurable(through: written)
+                    return markDurable(through: written)
                 }
+                return 0
             } catch {
                 fail(error)
                 throw error
@@ -611,16 +677,25 @@ public final class Journal: @unchecked Sendable {
         }
     }
 
-    private func markDurable(through sequence: UInt64) {
+    /// Records that every action through `sequence` is durable and resumes the tasks waiting for them; returns how
+    /// many it resumed.
+    @discardableResult
+    private func markDurable(through sequence: UInt64) -> Int {
         let ready = stateLock.withLock {
             durableSequence = max(durableSequence, sequence)
-            let ready = waiters.filter { $0.value.sequence <= durableSequence }
-            for id in ready.keys { waiters[id] = nil }
-            return ready.values
+            // Usually every waiter is in the batch just synced: then they are all taken, with no search.
+            if waiters.allSatisfy({ $0.sequence <= durableSequence }) {
+                defer { waiters = [] }
+                return waiters
+            }
+            let durable = durableSequence
+            defer { waiters.removeAll { $0.sequence <= durable } }
+            return waiters.filter { $0.sequence <= durable }
         }
         for waiter in ready {
             waiter.continuation.resume(returning: nil)
         }
+        return ready.count
     }
 
     /// Stops the journal: remembers the first error, wakes every waiter with it, calls `onError` once.
@@ -631,8 +706,8 @@ public final class Journal: @unchecked Sendable {
             }
             failure = error
             stateLock.broadcast()
-            defer { waiters = [:] }
-            return (true, Array(waiters.values), storeReporter)
+            defer { waiters = [] }
+            return (true, waiters, storeReporter)
         }
         for waiter in stranded {
             waiter.continuation.resume(returning: error)
@@ -699,18 +774,29 @@ protocol PendingActions: AnyObject, Sendable {
     func takeActions() -> (any EncodableBatch)?
     /// Whether actions are waiting (called with the journal's state lock held).
     var hasActions: Bool { get }
+    /// How many actions the memory kept from a written batch holds room for (called with the journal's state lock
+    /// held).
+    var keptCapacity: Int { get }
 }
 
 /// A batch of actions taken from the pending buffer, encoded outside the journal's state lock.
 protocol EncodableBatch {
     func encode() throws(JournalError) -> [JournalRecord]
+    /// Empties the batch and gives its memory back to the buffer it came from, for a later batch. Called without
+    /// the journal's state lock, once the batch is encoded.
+    func recycle()
 }
 
 /// The `.groupCommit` actions waiting for the writer, and the dispatch side of recording one.
 ///
-/// `@unchecked Sendable`: `actions` and `first` are read and written only with the journal's state lock held;
-/// `coder` is used only by the thread that records (serialized by the store) or by the writer (serialized by the
-/// journal's I/O lock), never by both in one mode.
+/// The buffer keeps the memory of an earlier batch (`spare`): the writer empties each batch it has encoded and gives
+/// its array back, and the next batch fills that array. A dispatch then appends into memory that is already the
+/// process's, where a new array per batch would be copied at each doubling and fault in each new page, on the
+/// dispatching thread, for every batch.
+///
+/// `@unchecked Sendable`: `actions`, `first` and `spare` are read and written only with the journal's state lock
+/// held; `coder` is used only by the thread that records (serialized by the store) or by the writer (serialized by
+/// the journal's I/O lock), never by both in one mode.
 @usableFromInline
 final class ActionBuffer<Action: Encodable & Sendable>: PendingActions, @unchecked Sendable {
     @usableFromInline
@@ -719,7 +805,12 @@ final class ActionBuffer<Action: Encodable & Sendable>: PendingActions, @uncheck
     var actions: [Action] = []
     @usableFromInline @exclusivity(unchecked)
     var first: UInt64 = 0
+    /// An empty array with the capacity of an earlier batch, the next batch's memory.
+    var spare: [Action] = []
     let coder = JournalCoder()
+
+    /// The most memory an emptied batch may keep for reuse: a burst of large actions does not stay allocated.
+    static var spareBytes: Int { 4 << 20 }
 
     init(journal: Journal) {
         self.journal = journal
@@ -737,23 +828,32 @@ final class ActionBuffer<Action: Encodable & Sendable>: PendingActions, @uncheck
         if _slowPath(journal.hasStopped || actions.count >= Journal.pendingLimit) {
             return journal.appendSlowly(action, to: self)
         }
-        let wasEmpty = actions.isEmpty
         let sequence = journal.nextSequence
-        if _slowPath(wasEmpty) { first = sequence }
+        if _slowPath(actions.isEmpty) { first = sequence }
         actions.append(action)
         journal.lastOutcome = sequence
         journal.nextSequence = sequence &+ 1
+        let wakesWriter = journal.writerIsIdle
+        if _slowPath(wakesWriter) { journal.writerIsIdle = false }
         journal.stateLock.unlock()
-        if _slowPath(wasEmpty) { journal.wakeWriter() }
+        if _slowPath(wakesWriter) { journal.wakeWriter() }
         return true
     }
 
-    struct Batch: EncodableBatch {
+    /// A class, so that ``recycle()`` empties the one reference to the array and keeps its memory.
+    final class Batch: EncodableBatch {
         let first: UInt64
-        let actions: [Action]
-        let coder: JournalCoder
+        var actions: [Action]
+        let buffer: ActionBuffer
+
+        init(first: UInt64, actions: [Action], buffer: ActionBuffer) {
+            self.first = first
+            self.actions = actions
+            self.buffer = buffer
+        }
 
         func encode() throws(JournalError) -> [JournalRecord] {
+            let coder = buffer.coder
             var records: [JournalRecord] = []
             records.reserveCapacity(actions.count)
             var sequence = first
@@ -763,13 +863,30 @@ final class ActionBuffer<Action: Encodable & Sendable>: PendingActions, @uncheck
             }
             return records
         }
+
+        func recycle() {
+            var emptied: [Action] = []
+            swap(&emptied, &actions)
+            // The actions are released here, on the writer's thread; the memory stays.
+            emptied.removeAll(keepingCapacity: true)
+            guard emptied.capacity * MemoryLayout<Action>.stride <= ActionBuffer.spareBytes else { return }
+            buffer.journal.stateLock.withLock {
+                if buffer.spare.capacity < emptied.capacity {
+                    swap(&emptied, &buffer.spare)
+                }
+            }
+        }
     }
 
     var hasActions: Bool { !actions.isEmpty }
 
+    var keptCapacity: Int { spare.capacity }
+
     func takeActions() -> (any EncodableBatch)? {
         guard !actions.isEmpty else { return nil }
-        defer { actions = [] }
-        return Batch(first: first, actions: actions, coder: coder)
+        let taken = actions
+        actions = spare
+        spare = []
+        return Batch(first: first, actions: taken, buffer: self)
     }
 }

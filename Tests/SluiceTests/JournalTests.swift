@@ -320,6 +320,93 @@ import Testing
         }
     }
 
+    /// A dispatch wakes the writer only when it sleeps for want of actions; the first action after it went idle
+    /// does, and the writer then writes it.
+    @Test func groupCommitWakesAnIdleWriterWithTheFirstAction() async throws {
+        try await withTemporaryDirectory { directory in
+            let journal = try Journal(directory: directory)
+            let store = try ledgerStore(recoveringFrom: journal, durability: .groupCommit(interval: .zero))
+            try await withWriter(journal) {
+                for value in values {
+                    #expect(await waitUntil { journal.isWriterIdleForTests })
+                    store.dispatch(.add(value))
+                    try await journal.durable(through: journal.lastSequence)
+                }
+            }
+            journal.close()
+            #expect(try recoverLedger(from: directory).state == ledger(after: values))
+        }
+    }
+
+    /// The writer gives the memory of a batch it wrote back to the buffer, and the next batch fills it: the actions
+    /// of both are recorded in order.
+    @Test func groupCommitKeepsAWrittenBatchsMemoryForTheNext() async throws {
+        try await withTemporaryDirectory { directory in
+            let journal = try Journal(directory: directory)
+            let store = try ledgerStore(recoveringFrom: journal, durability: .groupCommit(interval: .zero))
+            let first = (0..<1_000).map { $0 % 7 }
+            let second = (0..<1_500).map { $0 % 5 }
+            // Before the writer runs, the pending actions are one batch.
+            for value in first { store.dispatch(.add(value)) }
+            #expect(journal.keptCapacityForTests == 0)
+            try await withWriter(journal) {
+                try await journal.durable(through: 1_000)
+                #expect(journal.keptCapacityForTests >= 1_000)
+                for value in second { store.dispatch(.add(value)) }
+                try await journal.durable(through: 2_500)
+            }
+            journal.close()
+            #expect(try recoverLedger(from: directory).state == ledger(after: first + second))
+        }
+    }
+
+    /// With `.groupCommit(interval: .zero)` the writer yields to the senders each commit resumed before it takes
+    /// the next batch; many senders acknowledged in turn all reach the log, in the reducer's order.
+    @Test func groupCommitWithoutAnIntervalAcknowledgesEverySender() async throws {
+        try await withTemporaryDirectory { directory in
+            let journal = try Journal(directory: directory)
+            let store = try ledgerStore(recoveringFrom: journal, durability: .groupCommit(interval: .zero))
+            try await withWriter(journal) {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for sender in 0..<16 {
+                        group.addTask {
+                            for index in 0..<20 {
+                                try await store.send(.add(sender * 100 + index), durableIn: journal)
+                            }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+                #expect(journal.durableThrough == 320)
+            }
+            let live = store.state
+            journal.close()
+            #expect(live.count == 320)
+            #expect(try recoverLedger(from: directory).state == live)
+        }
+    }
+
+    /// A batch whose memory is larger than the buffer keeps (4 MiB) is freed once written, not kept.
+    @Test func groupCommitFreesTheMemoryOfALargeBatch() async throws {
+        try await withTemporaryDirectory { directory in
+            let journal = try Journal(directory: directory)
+            let store = try Store<Int, WideAction>(
+                recoveringFrom: journal,
+                durability: .groupCommit(interval: .zero),
+                initialState: 0,
+                reducer: Reducer(mutating: { state, action in state &+= action.values.0 })
+            )
+            // 40,000 actions of 128 bytes: 5 MB in one batch.
+            #expect(MemoryLayout<WideAction>.stride == 128)
+            for index in 0..<40_000 { store.dispatch(WideAction(index)) }
+            try await withWriter(journal) {
+                try await journal.durable(through: 40_000)
+                #expect(journal.keptCapacityForTests == 0)
+            }
+            journal.close()
+        }
+    }
+
     @Test func dispatchDurableInReturnsOnceTheActionIsSynced() async throws {
         try await withTemporaryDirectory { directory in
             let journal = try Journal(directory: directory)
@@ -432,4 +519,22 @@ final class FailingStorage: JournalStorage, @unchecked Sendable {
     func writeSnapshot(_ snapshot: JournalSnapshot) throws(JournalError) { try base.writeSnapshot(snapshot) }
     func compact(keepingSnapshots keeping: Int) throws(JournalError) { try base.compact(keepingSnapshots: keeping) }
     func close() { base.close() }
+}
+
+/// An action of 128 bytes, for the memory the group-commit buffer keeps.
+private struct WideAction: Codable, Sendable {
+    var values: (Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int)
+
+    init(_ value: Int) {
+        values = (value, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    }
+
+    init(from decoder: any Decoder) throws {
+        self.init(try decoder.singleValueContainer().decode(Int.self))
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(values.0)
+    }
 }

@@ -12,7 +12,8 @@
 // through `Reducer.forEach` with a closure / with an `ActionExtractor` / a hand-written in-place reducer,
 // `modules-closure` / `modules-extractor`: `size` modules combined through `withKey(_:action:use:)` with a closure /
 // with an `ActionExtractor`, `journal` / `journal-no-writer`: a `.groupCommit` journal
-// with and without its writer, `reentrant` / `two-outer`: a follow-up action dispatched from a side effect against
+// with and without its writer, `journal-paced` / `journal-paced-no-writer` / `paced`: a bid dispatched every `size` ns
+// to a `.groupCommit` journal with / without its writer, and to a store without a journal (wall clock per dispatch), `reentrant` / `two-outer`: a follow-up action dispatched from a side effect against
 // the same action dispatched from outside, `service` / `service-mutex`: the order service of the `ServiceChain` area on a store
 // and on its `Mutex` floor, one thread (`service-sync`: the delivery dispatched at once, not from a task, so that no other thread takes the
 // pipeline and callgrind counts alike in every run; `service-threads` / `service-mutex-threads`: `size` pthreads at once,
@@ -143,6 +144,23 @@ struct Tally: Codable, Sendable {
     var count = 0
 }
 
+/// The state and action of `journal-paced`: an auction house taking bids.
+struct Auctions: Codable, Sendable {
+    var count = 0
+    var total = 0
+}
+
+struct Bid: Codable, Sendable {
+    var auctionID: Int
+    var bidder: String
+    var amount: Int
+    var currency: String
+}
+
+enum AuctionAction: Codable, Sendable {
+    case bid(Bid)
+}
+
 /// The names in a directory (without `.` and `..`).
 func listDirectory(_ path: String) throws -> [String] {
     guard let stream = opendir(path) else { return [] }
@@ -256,6 +274,53 @@ case "journal", "journal-no-writer":
     writer?.cancel()
     journal.close()
     consume(store.state)
+    for name in (try? listDirectory(directory)) ?? [] {
+        unlink(directory + "/" + name)
+    }
+    rmdir(directory)
+case "journal-paced", "journal-paced-no-writer", "paced":
+    // One producer dispatching a bid to a `.groupCommit(interval: .milliseconds(1))` store, with `size` ns of other
+    // work (a spin) between dispatches, as a service does: the time of each `dispatch` call, with the writer running
+    // (`journal-paced`), without it (`journal-paced-no-writer`, at most 65,536 dispatches) and without a journal
+    // (`paced`). Wall clock, for `perf`; prints the mean, p50 and p99 of a dispatch.
+    let directory = "/tmp/sluice-dispatch-profile-\(getpid())"
+    let journal = try Journal(directory: directory)
+    let reduce = Reducer<Auctions, AuctionAction>(mutating: { state, action in
+        switch action {
+        case .bid(let bid): state.total &+= bid.amount
+        }
+        state.count &+= 1
+    })
+    let store =
+        scenario == "paced"
+        ? Store(initialState: Auctions(), reducer: reduce)
+        : try Store<Auctions, AuctionAction>(
+            recoveringFrom: journal,
+            durability: .groupCommit(interval: .milliseconds(1)),
+            initialState: Auctions(),
+            reducer: reduce
+        )
+    let writer = scenario == "journal-paced" ? Task.detached { try await journal.run() } : nil
+    var times = [UInt64](repeating: 0, count: count)
+    for index in 0..<count {
+        let spinUntil = DispatchTime.now().uptimeNanoseconds + UInt64(size)
+        while DispatchTime.now().uptimeNanoseconds < spinUntil {}
+        let bid = Bid(auctionID: index % 100, bidder: "Ada Lovelace", amount: 101_500 + index, currency: "EUR")
+        let start = DispatchTime.now().uptimeNanoseconds
+        store.dispatch(.bid(bid))
+        times[index] = DispatchTime.now().uptimeNanoseconds - start
+    }
+    writer?.cancel()
+    journal.close()
+    consume(store.state)
+    let mean = Double(times.reduce(0, +)) / Double(count)
+    times.sort()
+    let stalls = times.filter { $0 > 10_000 }
+    print(
+        "\(scenario) \(size): mean \(Int(mean)) ns, p50 \(times[count / 2]) ns, p99 \(times[count * 99 / 100]) ns,",
+        "p99.9 \(times[count * 999 / 1000]) ns, max \(times[count - 1]) ns;",
+        "\(stalls.count) dispatches over 10 µs, \(stalls.reduce(0, +) / 1000) µs in all"
+    )
     for name in (try? listDirectory(directory)) ?? [] {
         unlink(directory + "/" + name)
     }

@@ -37,7 +37,7 @@ enum DurabilitySnippets {
         _ = journal
         _ = store
 
-        // Sources/SluiceJournal/SluiceJournal.docc/Durability.md:135
+        // Sources/SluiceJournal/SluiceJournal.docc/Durability.md:140
         func runJournaledService(in directory: String, requests: [Int]) async throws {
             let journal = try Journal(directory: directory, onError: { error in print("journal stopped:", error) })
             let store = try Store<Counter, CounterAction>(
@@ -77,7 +77,7 @@ enum DurabilitySnippets {
             journal.close()
         }
 
-        // Sources/SluiceJournal/SluiceJournal.docc/Durability.md:214
+        // Sources/SluiceJournal/SluiceJournal.docc/Durability.md:219
         try journal.snapshot(store, reducerVersion: 1)
     }
 }
