@@ -415,9 +415,15 @@ extension Middlewares {
         }
         // How actions are described is decided once: reflection is the costly part of a line.
         let format = LogLineFormat(maxLineLength: maxLineLength, maxChanges: maxChanges, for: Action.self)
-        // A line without a diff needs no record: it is made straight from the action and the times.
-        let lineSink = comparing.capture == nil ? lines : nil
-        let records = records ?? { record in lines?(record.line) }
+        let chosen = ChosenActionLogger<State, Action>(
+            level: level,
+            comparing: comparing,
+            format: format,
+            // A line without a diff needs no record: it is made straight from the action and the times.
+            lines: comparing.capture == nil ? lines : nil,
+            records: records ?? { record in lines?(record.line) },
+            clock: clock
+        )
         return Middleware { api in
             // Created per store: each store counts its own actions.
             let sampler = sampling.makeSampler()
@@ -427,20 +433,7 @@ extension Middlewares {
                         next(action)
                         return
                     }
-                    if let lineSink {
-                        logLine(action, core: api.core, next: next, format: format, sink: lineSink, clock: clock)
-                        return
-                    }
-                    logAction(
-                        action,
-                        api: api,
-                        next: next,
-                        level: level,
-                        comparing: comparing,
-                        format: format,
-                        records: records,
-                        clock: clock
-                    )
+                    chosen.log(action, api: api, next: next)
                 }
             }
         }
@@ -469,9 +462,6 @@ extension Middlewares {
     }
 
     /// Runs the rest of the chain for a chosen action, measures it, and hands its record to `records`.
-    ///
-    /// Apart from the per-action closure, and never inlined into it: the record's generic types are then looked up
-    /// only for the actions that are logged, not for every action that sampling skips.
     @inline(never)
     static func logAction<State: Sendable, Action: Sendable>(
         _ action: Action,
@@ -508,5 +498,55 @@ extension Middlewares {
         // The description of the action, the line and the sink run once this thread gives the pipeline up, so that
         // no other dispatch waits for them.
         api.core.runAfterRelease { records(record) }
+    }
+}
+
+/// What the logging middleware does with an action it chose, held in one reference that its per-action closure
+/// captures: the closure of every action, chosen or not, then copies one reference out of its context.
+final class ChosenActionLogger<State: Sendable, Action: Sendable>: Sendable {
+    let level: Middlewares.LogLevel
+    let comparing: LogDiffSource<State, Action>
+    let format: LogLineFormat
+    /// The line sink, when the middleware writes lines without a diff.
+    let lines: (@Sendable (String) -> Void)?
+    let records: @Sendable (Middlewares.LogRecord<Action>) -> Void
+    let clock: @Sendable () -> UInt64
+
+    init(
+        level: Middlewares.LogLevel,
+        comparing: LogDiffSource<State, Action>,
+        format: LogLineFormat,
+        lines: (@Sendable (String) -> Void)?,
+        records: @escaping @Sendable (Middlewares.LogRecord<Action>) -> Void,
+        clock: @escaping @Sendable () -> UInt64
+    ) {
+        self.level = level
+        self.comparing = comparing
+        self.format = format
+        self.lines = lines
+        self.records = records
+        self.clock = clock
+    }
+
+    /// Runs the rest of the chain for a chosen action, measures it, and hands its line or its record on.
+    ///
+    /// Apart from the per-action closure, and never inlined into it: the record's generic types are then looked up
+    /// only for the actions that are logged, not for every action that sampling skips.
+    @inline(never)
+    func log(_ action: Action, api: MiddlewareAPI<State, Action>, next: DispatchFunction<Action>) {
+        if let lines {
+            Middlewares.logLine(action, core: api.core, next: next, format: format, sink: lines, clock: clock)
+        } else {
+            Middlewares.logAction(
+                action,
+                api: api,
+                next: next,
+                level: level,
+                comparing: comparing,
+                format: format,
+                records: records,
+                clock: clock
+            )
+        }
     }
 }
