@@ -54,8 +54,27 @@ struct CompactDescription {
             // One allocation for a short line, where growing by doubling would take three.
             bytes.reserveCapacity(64)
         }
-        bytes.append(contentsOf: utf8)
+        if utf8.count <= 8 {
+            // A name or a number: a few single appends cost less than copying a sequence.
+            for byte in utf8 {
+                bytes.append(byte)
+            }
+        } else {
+            bytes.append(contentsOf: utf8)
+        }
         lengthBound += utf8.count
+    }
+
+    /// Adds punctuation (`(`, `, `, `: `, `)`): ASCII without characters to escape, so only its length is checked.
+    mutating func appendPunctuation(_ text: StaticString) {
+        guard !isFull else { return }
+        text.withUTF8Buffer { utf8 in
+            if utf8.count <= limit - lengthBound {
+                appendBytes(utf8)
+            } else {
+                appendCounting(String(decoding: utf8, as: UTF8.self))
+            }
+        }
     }
 
     /// Adds `raw` after its description, without escaping or cutting it: the duration of a log line, which is
@@ -183,35 +202,35 @@ struct CompactDescription {
             if let wrapped = mirror.children.first?.value {
                 describe(wrapped, isNested: isNested, depth: depth + 1)
             } else {
-                append("nil")
+                appendPunctuation("nil")
             }
         case .collection, .set:
-            append("[")
+            appendPunctuation("[")
             for (index, child) in mirror.children.enumerated() {
                 if isFull { break }
-                if index > 0 { append(", ") }
+                if index > 0 { appendPunctuation(", ") }
                 describe(child.value, isNested: true, depth: depth + 1)
             }
-            append("]")
+            appendPunctuation("]")
         case .dictionary:
             if mirror.children.isEmpty {
-                append("[:]")
+                appendPunctuation("[:]")
                 return
             }
-            append("[")
+            appendPunctuation("[")
             for (index, child) in mirror.children.enumerated() {
                 if isFull { break }
-                if index > 0 { append(", ") }
+                if index > 0 { appendPunctuation(", ") }
                 let pair = Array(Mirror(reflecting: child.value).children)
                 if pair.count == 2 {
                     describe(pair[0].value, isNested: true, depth: depth + 1)
-                    append(": ")
+                    appendPunctuation(": ")
                     describe(pair[1].value, isNested: true, depth: depth + 1)
                 } else {
                     describe(child.value, isNested: true, depth: depth + 1)
                 }
             }
-            append("]")
+            appendPunctuation("]")
         case .tuple:
             describeFields(of: mirror, depth: depth)
         case .enum:
@@ -219,7 +238,7 @@ struct CompactDescription {
                 append(custom)
                 return
             }
-            if isNested { append(".") }
+            if isNested { appendPunctuation(".") }
             guard let payload = mirror.children.first else {
                 append(String(describing: value))
                 return
@@ -228,9 +247,9 @@ struct CompactDescription {
             if DescribedType.of(payload.value).isTuple {
                 describe(payload.value, isNested: true, depth: depth + 1)
             } else {
-                append("(")
+                appendPunctuation("(")
                 describe(payload.value, isNested: true, depth: depth + 1)
-                append(")")
+                appendPunctuation(")")
             }
         case .struct, .class:
             if let custom = facts.customDescription(of: value) {
@@ -250,21 +269,21 @@ struct CompactDescription {
 
     /// `(label: value, ...)`; tuple elements without a label (`.0`) are listed without one.
     private mutating func describeFields(of mirror: Mirror, depth: Int) {
-        append("(")
+        appendPunctuation("(")
         var first = true
         // Only a class has a superclass whose fields come first; asking any other mirror for one costs a lookup.
         let children = mirror.displayStyle == .class ? Self.allChildren(of: mirror) : Array(mirror.children)
         for child in children {
             if isFull { break }
-            if !first { append(", ") }
+            if !first { appendPunctuation(", ") }
             first = false
             if let label = child.label, !label.hasPrefix(".") {
                 append(label)
-                append(": ")
+                appendPunctuation(": ")
             }
             describe(child.value, isNested: true, depth: depth + 1)
         }
-        append(")")
+        appendPunctuation(")")
     }
 
     /// The display style of a mirror; a custom mirror without one but with children counts as a struct.

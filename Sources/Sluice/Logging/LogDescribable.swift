@@ -72,7 +72,7 @@ public struct LogDescription {
     /// (`orders(.place(id: 7))`). The fields written next are its payload.
     public mutating func enumCase(_ name: String) {
         closeFields()
-        if isNested { writer.append(".") }
+        if isNested { writer.appendPunctuation(".") }
         writer.append(name)
         fields = .awaitingFirst(parenthesesIfEmpty: false)
     }
@@ -89,7 +89,7 @@ public struct LogDescription {
     public mutating func field<Value>(_ label: String, _ value: Value) {
         guard beginField() else { return }
         writer.append(label)
-        writer.append(": ")
+        writer.appendPunctuation(": ")
         writeValue(value)
     }
 
@@ -113,8 +113,8 @@ public struct LogDescription {
     private mutating func beginField() -> Bool {
         guard !writer.isFull else { return false }
         switch fields {
-        case .listing: writer.append(", ")
-        case .awaitingFirst, .none: writer.append("(")
+        case .listing: writer.appendPunctuation(", ")
+        case .awaitingFirst, .none: writer.appendPunctuation("(")
         }
         fields = .listing
         return true
@@ -124,8 +124,8 @@ public struct LogDescription {
     mutating func closeFields() {
         switch fields {
         case .none: return
-        case .awaitingFirst(let parenthesesIfEmpty): if parenthesesIfEmpty { writer.append("()") }
-        case .listing: writer.append(")")
+        case .awaitingFirst(let parenthesesIfEmpty): if parenthesesIfEmpty { writer.appendPunctuation("()") }
+        case .listing: writer.appendPunctuation(")")
         }
         fields = .none
     }
