@@ -43,6 +43,10 @@ final class BinaryEncoder {
     /// The ids of the containers still open, outermost first.
     @exclusivity(unchecked) fileprivate var open: [UInt32] = []
     @exclusivity(unchecked) fileprivate var nextID: UInt32 = 0
+    /// The coding path of what is being written: a container's path is the first `depth` keys of it while the
+    /// container can be written to (one pass), so that a nested value costs a key pushed here rather than a new
+    /// array for its path.
+    @exclusivity(unchecked) fileprivate var path: [any CodingKey] = []
     /// Set when the value cannot be written in one pass; the output is then discarded.
     @exclusivity(unchecked) fileprivate var unsupported = false
     /// Set when a container was opened deeper than ``maximumDepth``: the one flag that the path of every value
@@ -58,6 +62,7 @@ final class BinaryEncoder {
     func encode<Value: Encodable>(_ value: Value) throws(EncodingError) -> [UInt8]? {
         bytes.removeAll(keepingCapacity: true)
         open.removeAll(keepingCapacity: true)
+        path.removeAll(keepingCapacity: true)
         unsupported = false
         if _slowPath(isTooDeep) {
             isTooDeep = false
@@ -66,7 +71,7 @@ final class BinaryEncoder {
         }
         bytes.append(Self.version)
         do {
-            try encodeValue(value, codingPath: [])
+            try encodeValue(value, depth: 0)
         } catch {
             if _slowPath(isTooDeep) { throw tooDeepError(of: Value.self) }
             return nil
@@ -76,13 +81,14 @@ final class BinaryEncoder {
         return bytes
     }
 
-    fileprivate func encodeValue<Value: Encodable>(_ value: Value, codingPath: [any CodingKey]) throws {
+    /// Encodes `value`, whose coding path is the first `depth` keys of ``path``.
+    fileprivate func encodeValue<Value: Encodable>(_ value: Value, depth: Int) throws {
         // Past the limit, the encoding stops at the next value, and the error unwinds the values' `encode(to:)`.
         try checkDepth(of: Value.self)
         let level = open.count
         let start = bytes.count
         do {
-            try value.encode(to: BinaryValueEncoder(encoder: self, codingPath: codingPath, start: start, level: level))
+            try value.encode(to: BinaryValueEncoder(encoder: self, depth: depth, start: start, level: level))
         } catch {
             try checkDepth(of: Value.self)
             throw error
@@ -118,6 +124,31 @@ final class BinaryEncoder {
         )
         tooDeep = error
         return error
+    }
+
+    /// The coding path of a container or a value at `depth`.
+    fileprivate func codingPath(depth: Int) -> [any CodingKey] {
+        Array(path.prefix(depth))
+    }
+
+    /// Makes ``path`` the path at `depth` followed by `key`, for a value or a nested container written under `key`
+    /// by the container at `depth`; returns the new depth.
+    @inline(__always)
+    fileprivate func enterPath(depth: Int, key: some CodingKey) -> Int {
+        if path.count > depth {
+            path.removeLast(path.count - depth)
+        }
+        path.append(key)
+        return path.count
+    }
+
+    /// Makes ``path`` the path at `depth`, for a value or a nested container written by the unkeyed container at
+    /// `depth`.
+    @inline(__always)
+    fileprivate func enterPath(depth: Int) {
+        if path.count > depth {
+            path.removeLast(path.count - depth)
+        }
     }
 
     /// Ends the containers deeper than `level`.
@@ -217,16 +248,18 @@ final class BinaryEncoder {
 /// instead of in a heap box.
 private struct BinaryValueEncoder: Encoder {
     let encoder: BinaryEncoder
-    let codingPath: [any CodingKey]
+    /// The length of the value's coding path, the start of ``BinaryEncoder/path``.
+    let depth: Int
     private let storedStart: UInt32
     private let storedLevel: UInt32
     var start: Int { Int(storedStart) }
     var level: Int { Int(storedLevel) }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
+    var codingPath: [any CodingKey] { encoder.codingPath(depth: depth) }
 
-    init(encoder: BinaryEncoder, codingPath: [any CodingKey], start: Int, level: Int) {
+    init(encoder: BinaryEncoder, depth: Int, start: Int, level: Int) {
         self.encoder = encoder
-        self.codingPath = codingPath
+        self.depth = depth
         // A payload is at most 1 GiB (`FileJournalStorage.largestPayload`); past 4 GiB, the JSON fallback.
         if start > Int(UInt32.max) || level > Int(UInt32.max) { encoder.unsupported = true }
         storedStart = UInt32(truncatingIfNeeded: start)
@@ -243,15 +276,13 @@ private struct BinaryValueEncoder: Encoder {
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         claim()
         let id = encoder.openContainer(unkeyed: false, codingPath)
-        return KeyedEncodingContainer(
-            BinaryKeyedEncoder<Key>(encoder: encoder, id: id, level: level, codingPath: codingPath)
-        )
+        return KeyedEncodingContainer(BinaryKeyedEncoder<Key>(encoder: encoder, id: id, level: level, depth: depth))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
         claim()
         let id = encoder.openContainer(unkeyed: true, codingPath)
-        return BinaryUnkeyedEncoder(encoder: encoder, id: id, level: level, codingPath: codingPath)
+        return BinaryUnkeyedEncoder(encoder: encoder, id: id, level: level, depth: depth)
     }
 
     func singleValueContainer() -> any SingleValueEncodingContainer {
@@ -263,7 +294,9 @@ private struct BinaryKeyedEncoder<Key: CodingKey>: KeyedEncodingContainerProtoco
     let encoder: BinaryEncoder
     let id: UInt32
     let level: Int
-    let codingPath: [any CodingKey]
+    /// The length of the container's coding path, the start of ``BinaryEncoder/path``.
+    let depth: Int
+    var codingPath: [any CodingKey] { encoder.codingPath(depth: depth) }
 
     @inline(__always)
     private func entry(_ key: Key) {
@@ -333,7 +366,7 @@ private struct BinaryKeyedEncoder<Key: CodingKey>: KeyedEncodingContainerProtoco
     }
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         entry(key)
-        try encoder.encodeValue(value, codingPath: codingPath + [key])
+        try encoder.encodeValue(value, depth: encoder.enterPath(depth: depth, key: key))
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(
@@ -341,38 +374,35 @@ private struct BinaryKeyedEncoder<Key: CodingKey>: KeyedEncodingContainerProtoco
         forKey key: Key
     ) -> KeyedEncodingContainer<NestedKey> {
         entry(key)
-        let nested = encoder.openContainer(unkeyed: false, codingPath + [key])
+        let nestedDepth = encoder.enterPath(depth: depth, key: key)
+        let nested = encoder.openContainer(unkeyed: false, encoder.codingPath(depth: nestedDepth))
         return KeyedEncodingContainer(
-            BinaryKeyedEncoder<NestedKey>(
-                encoder: encoder,
-                id: nested,
-                level: level + 1,
-                codingPath: codingPath + [key]
-            )
+            BinaryKeyedEncoder<NestedKey>(encoder: encoder, id: nested, level: level + 1, depth: nestedDepth)
         )
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
         entry(key)
-        let nested = encoder.openContainer(unkeyed: true, codingPath + [key])
-        return BinaryUnkeyedEncoder(encoder: encoder, id: nested, level: level + 1, codingPath: codingPath + [key])
+        let nestedDepth = encoder.enterPath(depth: depth, key: key)
+        let nested = encoder.openContainer(unkeyed: true, encoder.codingPath(depth: nestedDepth))
+        return BinaryUnkeyedEncoder(encoder: encoder, id: nested, level: level + 1, depth: nestedDepth)
     }
 
     /// The encoder of the value for the key "super", which `Key` need not have (`JSONEncoder` writes it so too).
     mutating func superEncoder() -> any Encoder {
-        superEncoder(codingPath: codingPath + [SuperKey()])
+        superEncoder(depth: encoder.enterPath(depth: depth, key: SuperKey()))
     }
 
     mutating func superEncoder(forKey key: Key) -> any Encoder {
-        superEncoder(codingPath: codingPath + [key])
+        superEncoder(depth: encoder.enterPath(depth: depth, key: key))
     }
 
-    private mutating func superEncoder(codingPath: [any CodingKey]) -> any Encoder {
+    private mutating func superEncoder(depth: Int) -> any Encoder {
         // A super encoder may be written to later, interleaved with this container: not in one pass.
         encoder.unsupported = true
         return BinaryValueEncoder(
             encoder: encoder,
-            codingPath: codingPath,
+            depth: depth,
             start: encoder.bytes.count,
             level: encoder.open.count
         )
@@ -392,7 +422,9 @@ private struct BinaryUnkeyedEncoder: UnkeyedEncodingContainer {
     let encoder: BinaryEncoder
     let id: UInt32
     let level: Int
-    let codingPath: [any CodingKey]
+    /// The length of the container's coding path, the start of ``BinaryEncoder/path``.
+    let depth: Int
+    var codingPath: [any CodingKey] { encoder.codingPath(depth: depth) }
     var count = 0
 
     private mutating func element() {
@@ -462,30 +494,34 @@ private struct BinaryUnkeyedEncoder: UnkeyedEncodingContainer {
     }
     mutating func encode<T: Encodable>(_ value: T) throws {
         element()
-        try encoder.encodeValue(value, codingPath: codingPath)
+        encoder.enterPath(depth: depth)
+        try encoder.encodeValue(value, depth: depth)
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(
         keyedBy keyType: NestedKey.Type
     ) -> KeyedEncodingContainer<NestedKey> {
         element()
+        encoder.enterPath(depth: depth)
         let nested = encoder.openContainer(unkeyed: false, codingPath)
         return KeyedEncodingContainer(
-            BinaryKeyedEncoder<NestedKey>(encoder: encoder, id: nested, level: level + 1, codingPath: codingPath)
+            BinaryKeyedEncoder<NestedKey>(encoder: encoder, id: nested, level: level + 1, depth: depth)
         )
     }
 
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
         element()
+        encoder.enterPath(depth: depth)
         let nested = encoder.openContainer(unkeyed: true, codingPath)
-        return BinaryUnkeyedEncoder(encoder: encoder, id: nested, level: level + 1, codingPath: codingPath)
+        return BinaryUnkeyedEncoder(encoder: encoder, id: nested, level: level + 1, depth: depth)
     }
 
     mutating func superEncoder() -> any Encoder {
         encoder.unsupported = true
+        encoder.enterPath(depth: depth)
         return BinaryValueEncoder(
             encoder: encoder,
-            codingPath: codingPath,
+            depth: depth,
             start: encoder.bytes.count,
             level: encoder.open.count
         )
@@ -559,6 +595,7 @@ private struct BinarySingleValueEncoder: SingleValueEncodingContainer {
     }
     mutating func encode<T: Encodable>(_ value: T) throws {
         self.value.claim()
-        try encoder.encodeValue(value, codingPath: codingPath)
+        encoder.enterPath(depth: self.value.depth)
+        try encoder.encodeValue(value, depth: self.value.depth)
     }
 }

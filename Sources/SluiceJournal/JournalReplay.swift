@@ -497,11 +497,7 @@ public struct JournalReplayStep<State, Action> {
     /// The action as the logging middleware describes it (`placeOrder(Order(id: 7, …))`), at most `limit`
     /// characters.
     public func actionDescription(limit: Int = 200) -> String {
-        let format = LogLineFormat(
-            maxLineLength: nil,
-            maxChanges: 1,
-            actionHasDescription: Action.self is any CustomStringConvertible.Type
-        )
+        let format = LogLineFormat(maxLineLength: nil, maxChanges: 1, for: Action.self)
         return format.describe(action, limit: max(1, limit))
     }
 }

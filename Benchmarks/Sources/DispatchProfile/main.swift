@@ -19,7 +19,10 @@
 // pipeline and callgrind counts alike in every run; `service-threads` / `service-mutex-threads`: `size` pthreads at once,
 // `service-tasks` / `service-mutex-tasks`: `size` tasks at once, both for perf), `log-diff` / `log-diff-unchanged` / `log-line` / `log-diffing`: a logged
 // action on a state of a `size`-entry dictionary with `diff: true` (one entry changed / none) / without a diff /
-// with `diffing:` of the changed entry, and, for `perf stat` rather than callgrind (which runs one thread at a time),
+// with `diffing:` of the changed entry (`log-describable`: `log-line` for an action type that is `LogDescribable`;
+// `log-off` / `log-hand`: its floors, the logging middleware leaving every action out / a line formatted by hand),
+// `encode-bid` / `encode-add` (and their `JSONEncoder` floors `encode-bid-json` / `encode-add-json`): one action
+// encoded by the journal's coder, and, for `perf stat` rather than callgrind (which runs one thread at a time),
 // `tasks-send` / `tasks-mutex` (64 tasks at once) and `threads` (4 pthreads at once)), its size (middleware, subscriber or module count; ignored by the modifiers and the
 // reads), and the
 // number of dispatches (or reads). Compare two instruction totals (say, 100,000 and 200,000
@@ -28,6 +31,7 @@
 // the updated key its own number of probes (Benchmarks/README.md, "Child reducers").
 
 import Dispatch
+import Foundation
 import ServiceModel
 import Sluice
 import SluiceJournal
@@ -197,6 +201,56 @@ enum LoggedAction: Sendable {
 }
 
 let loggedReducer = Reducer<LoggedState, LoggedAction>(mutating: { state, action in
+    switch action {
+    case .set(let id, let quantity): state.entries[id]?.quantity = quantity
+    case .tick: state.ticks += 1
+    }
+})
+
+/// A bid in an auction house, as the `Journal` area's: the shape of a service's action.
+struct Bid: Codable, Sendable {
+    var auctionID: Int
+    var bidder: String
+    var amount: Int
+    var currency: String
+    var placedAt: Date
+}
+
+/// The actions of the `encode-*` scenarios, as the `Journal` area's.
+enum HouseAction: Codable, Sendable {
+    case add(Int)
+    case bid(Bid)
+}
+
+/// The `Journal` area's bid.
+let sampleBid = HouseAction.bid(
+    Bid(
+        auctionID: 35,
+        bidder: "Ada Lovelace",
+        amount: 101_500,
+        currency: "EUR",
+        placedAt: Date(timeIntervalSinceReferenceDate: 786_000_000.25)
+    )
+)
+
+/// `LoggedAction` describing itself for the logging middleware (`log-describable`).
+enum SelfDescribedAction: Sendable, LogDescribable {
+    case set(id: Int, quantity: Int)
+    case tick
+
+    func describe(into description: inout LogDescription) {
+        switch self {
+        case .set(let id, let quantity):
+            description.enumCase("set")
+            description.field("id", id)
+            description.field("quantity", quantity)
+        case .tick:
+            description.enumCase("tick")
+        }
+    }
+}
+
+let selfDescribedReducer = Reducer<LoggedState, SelfDescribedAction>(mutating: { state, action in
     switch action {
     case .set(let id, let quantity): state.entries[id]?.quantity = quantity
     case .tick: state.ticks += 1
@@ -747,6 +801,81 @@ case "log-diff", "log-diff-unchanged", "log-line", "log-diffing":
     let elapsed = DispatchTime.now().uptimeNanoseconds - start
     print("\(scenario): \(Double(elapsed) / Double(count) / 1_000) µs per logged action")
     consume(lineCount.total.withLock { $0 })
+case "log-off", "log-hand":
+    // The floors of `log-line`, on the same state and actions: `log-off` is the logging middleware with every action
+    // left out by `include` (what a line adds is `log-line` minus this); `log-hand` is a middleware that times the
+    // action with the same clock and formats its line by hand (`set(id: 1, quantity: 2) in 850ns`) for the same sink.
+    let entries = size > 0 ? size : 100_000
+    var initial = LoggedState()
+    for key in 0..<entries { initial.entries[key] = LoggedEntry(id: key, quantity: 1) }
+    let lineCount = KeptLength()
+    let byHand = Middleware<LoggedState, LoggedAction> { _ in
+        { next in
+            { action in
+                let start = DispatchTime.now().uptimeNanoseconds
+                next(action)
+                let elapsed = DispatchTime.now().uptimeNanoseconds &- start
+                switch action {
+                case .set(let id, let quantity): lineCount.keep("set(id: \(id), quantity: \(quantity)) in \(elapsed)ns")
+                case .tick: lineCount.keep("tick in \(elapsed)ns")
+                }
+            }
+        }
+    }
+    let store = Store(
+        initialState: initial,
+        reducer: loggedReducer,
+        middleware: [
+            scenario == "log-hand"
+                ? byHand : Middlewares.logging(include: { _ in false }, sink: { line in lineCount.keep(line) })
+        ]
+    )
+    let start = DispatchTime.now().uptimeNanoseconds
+    for index in 0..<count {
+        store.dispatch(.set(id: index % entries, quantity: index))
+    }
+    let elapsed = DispatchTime.now().uptimeNanoseconds - start
+    print("\(scenario): \(Double(elapsed) / Double(count) / 1_000) µs per action")
+    consume(lineCount.total.withLock { $0 })
+case "log-describable":
+    // `log-line` for an action type that is `LogDescribable`: the same line, written without reflection.
+    let entries = size > 0 ? size : 100_000
+    var initial = LoggedState()
+    for key in 0..<entries { initial.entries[key] = LoggedEntry(id: key, quantity: 1) }
+    let lineCount = KeptLength()
+    let store = Store(
+        initialState: initial,
+        reducer: selfDescribedReducer,
+        middleware: [Middlewares.logging(sink: { line in lineCount.keep(line) })]
+    )
+    let start = DispatchTime.now().uptimeNanoseconds
+    for index in 0..<count {
+        store.dispatch(.set(id: index % entries, quantity: index))
+    }
+    let elapsed = DispatchTime.now().uptimeNanoseconds - start
+    print("\(scenario): \(Double(elapsed) / Double(count) / 1_000) µs per logged action")
+    consume(lineCount.total.withLock { $0 })
+case "encode-bid", "encode-bid-json", "encode-add", "encode-add-json":
+    // One action encoded per operation: the `Journal` area's bid (an enum case with a struct payload of five
+    // fields, two strings and a `Date`) or `.add(7)`, by the journal's coder (`JournalPayloadCoder`) or, for the
+    // floor, by `JSONEncoder`. Prints the wall-clock time per action and the payload's size.
+    let action = scenario.hasPrefix("encode-bid") ? sampleBid : HouseAction.add(7)
+    let coder = JournalPayloadCoder()
+    let json = JSONEncoder()
+    let useJSON = scenario.hasSuffix("-json")
+    var size = 0
+    let start = DispatchTime.now().uptimeNanoseconds
+    for _ in 0..<count {
+        if useJSON {
+            let data = try! json.encode(action)
+            size = data.count
+        } else {
+            let bytes = try! coder.encode(action)
+            size = bytes.count
+        }
+    }
+    let elapsed = DispatchTime.now().uptimeNanoseconds - start
+    print("\(scenario): \(Double(elapsed) / Double(max(count, 1))) ns per action, \(size) bytes")
 default:
     print("unknown scenario \(scenario)")
     exit(1)

@@ -10,14 +10,21 @@ struct CompactDescription {
     /// value (a long chain of an indirect enum) cannot overflow the stack, even without a length limit.
     static let maxDepth = 16
 
-    private(set) var text = ""
-    /// The UTF-8 length of `text`: at least its length in characters, and much cheaper to keep.
+    /// The description so far, as UTF-8: pieces are copied in as bytes, and the text is made once, at the end.
+    private var bytes: [UInt8] = []
+    /// At least the length of the text in characters (its UTF-8 length until a piece was counted in characters),
+    /// and much cheaper to keep.
     private var lengthBound = 0
-    private let limit: Int
-    private var isFull = false
+    let limit: Int
+    private(set) var isFull = false
 
-    private init(limit: Int) {
+    init(limit: Int) {
         self.limit = limit
+    }
+
+    /// The description.
+    var text: String {
+        String(decoding: bytes, as: UTF8.self)
     }
 
     static func of(_ value: Any, limit: Int, dotForTopLevelEnum: Bool = true) -> String {
@@ -27,19 +34,72 @@ struct CompactDescription {
     }
 
     /// Adds `piece`, its control characters escaped, or as much of it as fits, then `…`.
-    private mutating func append(_ raw: String) {
+    mutating func append(_ raw: String) {
         guard !isFull else { return }
+        // The common case: a piece without control characters that fits even counting bytes, copied as it is.
+        var piece = raw
+        let copied = piece.withUTF8 { utf8 in
+            guard utf8.count <= limit - lengthBound, !LogText.mayNeedEscape(utf8) else { return false }
+            appendBytes(utf8)
+            return true
+        }
+        if !copied {
+            appendCounting(raw)
+        }
+    }
+
+    /// Adds bytes that need no escape and fit.
+    private mutating func appendBytes(_ utf8: UnsafeBufferPointer<UInt8>) {
+        if bytes.capacity == 0 {
+            // One allocation for a short line, where growing by doubling would take three.
+            bytes.reserveCapacity(64)
+        }
+        if utf8.count <= 8 {
+            // A name or a number: a few single appends cost less than copying a sequence.
+            for byte in utf8 {
+                bytes.append(byte)
+            }
+        } else {
+            bytes.append(contentsOf: utf8)
+        }
+        lengthBound += utf8.count
+    }
+
+    /// Adds punctuation (`(`, `, `, `: `, `)`): ASCII without characters to escape, so only its length is checked.
+    mutating func appendPunctuation(_ text: StaticString) {
+        guard !isFull else { return }
+        text.withUTF8Buffer { utf8 in
+            if utf8.count <= limit - lengthBound {
+                appendBytes(utf8)
+            } else {
+                appendCounting(String(decoding: utf8, as: UTF8.self))
+            }
+        }
+    }
+
+    /// Adds `raw` after its description, without escaping or cutting it: the duration of a log line, which is
+    /// never cut.
+    mutating func appendWhole(_ raw: String) {
+        var piece = raw
+        piece.withUTF8 { utf8 in bytes.append(contentsOf: utf8) }
+        lengthBound += raw.utf8.count
+    }
+
+    /// `append(_:)` for a piece that needs escapes or may not fit: counts characters.
+    private mutating func appendCounting(_ raw: String) {
+        var text = self.text
+        defer { bytes = Array(text.utf8) }
         var piece = raw
         if piece.utf8.count > limit - lengthBound {
             // Look at no more of `piece` than can fit, so that a huge string costs no more than a short one.
             piece = String(piece.prefix(LogText.plusOne(limit - text.count)))
         }
         piece = LogText.escapingControlCharacters(piece)
-        let bytes = piece.utf8.count
-        if bytes <= limit - lengthBound {
+        let byteCount = piece.utf8.count
+        if byteCount <= limit - lengthBound {
             // It fits even counting bytes: no need to count characters.
             text += piece
-            lengthBound += bytes
+            lengthBound += byteCount
             return
         }
         let length = text.count
@@ -59,7 +119,52 @@ struct CompactDescription {
         }
     }
 
-    private mutating func describe(_ value: Any, isNested: Bool, depth: Int) {
+    /// Adds `value` in decimal, as its `description`, without making a string of it first.
+    mutating func appendDecimal(_ value: Int) {
+        guard !isFull else { return }
+        // The digits, last first, into a buffer as long as the longest `Int`: `-9223372036854775808`.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buffer in
+            var magnitude = value.magnitude
+            var start = buffer.count
+            repeat {
+                start -= 1
+                buffer[start] = UInt8(truncatingIfNeeded: magnitude % 10) &+ UInt8(ascii: "0")
+                magnitude /= 10
+            } while magnitude > 0
+            if value < 0 {
+                start -= 1
+                buffer[start] = UInt8(ascii: "-")
+            }
+            let digits = UnsafeBufferPointer(rebasing: buffer[start...])
+            if digits.count <= limit - lengthBound {
+                appendBytes(digits)
+            } else {
+                appendCounting(String(decoding: digits, as: UTF8.self))
+            }
+        }
+    }
+
+    /// Adds `string` in double quotes, as ``LogText/quoted(_:limit:)`` writes it.
+    mutating func appendQuoted(_ string: String) {
+        guard !isFull else { return }
+        // The common case: nothing to escape, and the whole string with its quotes fits counting bytes.
+        var text = string
+        let copied = text.withUTF8 { utf8 in
+            guard utf8.count + 2 <= limit - lengthBound, !LogText.mayNeedEscape(utf8),
+                !utf8.contains(UInt8(ascii: "\"")), !utf8.contains(UInt8(ascii: "\\"))
+            else { return false }
+            bytes.append(UInt8(ascii: "\""))
+            appendBytes(utf8)
+            bytes.append(UInt8(ascii: "\""))
+            lengthBound += 2
+            return true
+        }
+        if !copied {
+            append(LogText.quoted(string, limit: limit))
+        }
+    }
+
+    mutating func describe(_ value: Any, isNested: Bool, depth: Int) {
         guard !isFull else { return }
         guard depth < Self.maxDepth else {
             append("…")
@@ -67,12 +172,22 @@ struct CompactDescription {
         }
         let facts = DescribedType.of(value)
         if let leaf = facts.leaf {
-            append(leaf.description(of: value))
+            if leaf == .int {
+                appendDecimal(value as! Int)
+            } else {
+                append(leaf.description(of: value))
+            }
+            return
+        }
+        if facts.describesItself, let describable = value as? any LogDescribable {
+            describeItself(describable, depth: depth, isNested: isNested)
             return
         }
         if facts.isText {
             // Text of every kind is quoted and escaped, and read no further than it can be shown.
-            if let text = value as? any StringProtocol {
+            if let text = value as? String {
+                appendQuoted(text)
+            } else if let text = value as? any StringProtocol {
                 append(LogText.quoted(text, limit: limit))
             } else if let character = value as? Character {
                 append(LogText.quoted(String(character), limit: limit))
@@ -87,35 +202,35 @@ struct CompactDescription {
             if let wrapped = mirror.children.first?.value {
                 describe(wrapped, isNested: isNested, depth: depth + 1)
             } else {
-                append("nil")
+                appendPunctuation("nil")
             }
         case .collection, .set:
-            append("[")
+            appendPunctuation("[")
             for (index, child) in mirror.children.enumerated() {
                 if isFull { break }
-                if index > 0 { append(", ") }
+                if index > 0 { appendPunctuation(", ") }
                 describe(child.value, isNested: true, depth: depth + 1)
             }
-            append("]")
+            appendPunctuation("]")
         case .dictionary:
             if mirror.children.isEmpty {
-                append("[:]")
+                appendPunctuation("[:]")
                 return
             }
-            append("[")
+            appendPunctuation("[")
             for (index, child) in mirror.children.enumerated() {
                 if isFull { break }
-                if index > 0 { append(", ") }
+                if index > 0 { appendPunctuation(", ") }
                 let pair = Array(Mirror(reflecting: child.value).children)
                 if pair.count == 2 {
                     describe(pair[0].value, isNested: true, depth: depth + 1)
-                    append(": ")
+                    appendPunctuation(": ")
                     describe(pair[1].value, isNested: true, depth: depth + 1)
                 } else {
                     describe(child.value, isNested: true, depth: depth + 1)
                 }
             }
-            append("]")
+            appendPunctuation("]")
         case .tuple:
             describeFields(of: mirror, depth: depth)
         case .enum:
@@ -123,7 +238,7 @@ struct CompactDescription {
                 append(custom)
                 return
             }
-            if isNested { append(".") }
+            if isNested { appendPunctuation(".") }
             guard let payload = mirror.children.first else {
                 append(String(describing: value))
                 return
@@ -132,9 +247,9 @@ struct CompactDescription {
             if DescribedType.of(payload.value).isTuple {
                 describe(payload.value, isNested: true, depth: depth + 1)
             } else {
-                append("(")
+                appendPunctuation("(")
                 describe(payload.value, isNested: true, depth: depth + 1)
-                append(")")
+                appendPunctuation(")")
             }
         case .struct, .class:
             if let custom = facts.customDescription(of: value) {
@@ -154,21 +269,21 @@ struct CompactDescription {
 
     /// `(label: value, ...)`; tuple elements without a label (`.0`) are listed without one.
     private mutating func describeFields(of mirror: Mirror, depth: Int) {
-        append("(")
+        appendPunctuation("(")
         var first = true
         // Only a class has a superclass whose fields come first; asking any other mirror for one costs a lookup.
         let children = mirror.displayStyle == .class ? Self.allChildren(of: mirror) : Array(mirror.children)
         for child in children {
             if isFull { break }
-            if !first { append(", ") }
+            if !first { appendPunctuation(", ") }
             first = false
             if let label = child.label, !label.hasPrefix(".") {
                 append(label)
-                append(": ")
+                appendPunctuation(": ")
             }
             describe(child.value, isNested: true, depth: depth + 1)
         }
-        append(")")
+        appendPunctuation(")")
     }
 
     /// The display style of a mirror; a custom mirror without one but with children counts as a struct.
@@ -249,6 +364,8 @@ struct DescribedType: Sendable {
     /// `StringProtocol`, `Character` or `Unicode.Scalar`: quoted and escaped.
     let isText: Bool
     let custom: Custom
+    /// ``LogDescribable``: the type writes its own description, before any other way.
+    let describesItself: Bool
     /// A tuple type: an enum payload of several values, written without extra parentheses.
     let isTuple: Bool
     /// `Equatable`: the diff compares two values of the type with `==` (a failed cast to `any Equatable` costs as
@@ -286,10 +403,11 @@ struct DescribedType: Sendable {
             } else {
                 .none
             }
+        describesItself = valueType is any LogDescribable.Type
         isEquatable = valueType is any Equatable.Type
         container = valueType as? any DiffContainer.Type
         // A tuple cannot have a custom mirror: its display style is its type's.
-        isTuple = leaf == nil && !isText && Mirror(reflecting: value).displayStyle == .tuple
+        isTuple = leaf == nil && !isText && !describesItself && Mirror(reflecting: value).displayStyle == .tuple
     }
 
     /// The type's own description of `value`, or `nil` if the type has none.

@@ -3,16 +3,34 @@ package struct LogLineFormat: Sendable {
     let maxLineLength: Int?
     let maxChanges: Int
     /// Whether the action type has its own `description`, which then describes actions without reflection.
-    var actionHasDescription = false
+    let actionHasDescription: Bool
+    /// For an action type that is ``LogDescribable``: writes the action at the address into a description. Made
+    /// once per middleware, so that a line neither looks the conformance up nor boxes the action.
+    let describeAction: (@Sendable (UnsafeRawPointer, inout LogDescription) -> Void)?
     /// The characters of the action that a line keeps before it leaves out changes to fit its limit.
     static let minActionLength = 16
 
     /// A format for lines of at most `maxLineLength` characters (`nil`: no limit) that list at most `maxChanges`
-    /// changes.
-    package init(maxLineLength: Int?, maxChanges: Int, actionHasDescription: Bool = false) {
+    /// changes, for the actions of `Action`: described by their ``LogDescribable`` conformance if they have one,
+    /// else by their own `description` if they have one, else by reflection.
+    package init<Action>(maxLineLength: Int?, maxChanges: Int, for action: Action.Type) {
         self.maxLineLength = maxLineLength
         self.maxChanges = maxChanges
-        self.actionHasDescription = actionHasDescription
+        if let describable = Action.self as? any LogDescribable.Type {
+            describeAction = Self.describer(of: describable)
+            actionHasDescription = false
+        } else {
+            describeAction = nil
+            actionHasDescription = Action.self is any CustomStringConvertible.Type
+        }
+    }
+
+    private static func describer<Described: LogDescribable>(
+        of type: Described.Type
+    ) -> @Sendable (UnsafeRawPointer, inout LogDescription) -> Void {
+        { action, description in
+            action.assumingMemoryBound(to: Described.self).pointee.describe(into: &description)
+        }
     }
 
     /// The line for one action: `<action> in <duration>`, then ` (waited <time>)` if its dispatch waited for the
@@ -29,15 +47,21 @@ package struct LogLineFormat: Sendable {
         changes: [Middlewares.LogChange]?,
         omitted: Int
     ) -> String {
-        var duration = " in " + Self.format(nanoseconds: elapsed)
-        if waited > 0 {
-            duration += " (waited " + Self.format(nanoseconds: waited) + ")"
-        }
+        let (duration, durationLength) = Self.durationPart(elapsed: elapsed, waited: waited)
         guard let maxLineLength else {
             let changesPart = changes.map { " | " + Self.changesText($0.map(\.description)[...], more: omitted) } ?? ""
             return describe(action, limit: .max) + duration + changesPart
         }
-        let durationLength = duration.count
+        if changes == nil, maxLineLength - durationLength >= 1,
+            var description = describedWithoutOwnDescription(
+                action,
+                limit: maxLineLength - durationLength
+            )
+        {
+            // The description fits beside the duration: the line is one buffer.
+            description.appendWhole(duration)
+            return description.text
+        }
         let description = describe(action, limit: max(1, maxLineLength - durationLength))
         guard let changes else {
             return Self.fit(description, duration, "", into: maxLineLength, durationLength: durationLength)
@@ -89,6 +113,9 @@ package struct LogLineFormat: Sendable {
 
     /// The action's description, at most `limit` characters, its control characters escaped.
     package func describe<Action>(_ action: Action, limit: Int) -> String {
+        if let description = describedWithoutOwnDescription(action, limit: limit) {
+            return description.text
+        }
         if actionHasDescription {
             // The type's own description is made whole (its cost is the type's); only what can be shown is escaped.
             let description = String(describing: action)
@@ -98,6 +125,24 @@ package struct LogLineFormat: Sendable {
             )
         }
         return CompactDescription.of(action, limit: limit, dotForTopLevelEnum: false)
+    }
+
+    /// The action's description through its ``LogDescribable`` conformance or by reflection, or `nil` when its type
+    /// has its own `description`.
+    private func describedWithoutOwnDescription<Action>(_ action: Action, limit: Int) -> CompactDescription? {
+        if let describeAction {
+            // `Action` is the type the describer was made for: the format is made per middleware, for its actions.
+            var description = LogDescription(writer: CompactDescription(limit: limit), depth: 0, isNested: false)
+            withUnsafePointer(to: action) { action in describeAction(UnsafeRawPointer(action), &description) }
+            description.closeFields()
+            return description.writer
+        }
+        if actionHasDescription {
+            return nil
+        }
+        var description = CompactDescription(limit: limit)
+        description.describe(action, isNested: false, depth: 0)
+        return description
     }
 
     /// `line` cut to `limit` characters, ending with `…` when it was cut.
@@ -111,22 +156,92 @@ package struct LogLineFormat: Sendable {
 
     /// A duration for people: `850ns`, `1.5µs`, `12µs`, `3.2ms`, `1.4s` (one decimal at most, rounded).
     static func format(nanoseconds: UInt64) -> String {
+        // At most 14 bytes (11 digits of seconds, a decimal and a unit): a string without an allocation of its own.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { buffer in
+            var count = 0
+            writeDuration(nanoseconds, into: buffer, at: &count)
+            return String(decoding: UnsafeBufferPointer(rebasing: buffer[..<count]), as: UTF8.self)
+        }
+    }
+
+    /// ` in <duration>`, then ` (waited <time>)` if `waited` is not zero: what a line says after the action, and
+    /// its length in characters.
+    static func durationPart(elapsed: UInt64, waited: UInt64) -> (text: String, length: Int) {
+        // At most 4 + 14 + 9 + 14 + 1 bytes; without a wait, at most 15 (up to 999.9ms), a small string.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 48) { buffer in
+            var count = 0
+            write(" in ", into: buffer, at: &count)
+            writeDuration(elapsed, into: buffer, at: &count)
+            if waited > 0 {
+                write(" (waited ", into: buffer, at: &count)
+                writeDuration(waited, into: buffer, at: &count)
+                write(")", into: buffer, at: &count)
+            }
+            let bytes = UnsafeBufferPointer(rebasing: buffer[..<count])
+            // Every character is one byte but `µ`, which is two (its second byte, 0xB5, is in no other).
+            let micros = bytes.reduce(0) { $0 + ($1 == 0xB5 ? 1 : 0) }
+            return (String(decoding: bytes, as: UTF8.self), count - micros)
+        }
+    }
+
+    /// Writes `nanoseconds` as ``format(nanoseconds:)`` shows it, as UTF-8 bytes from `count` on.
+    private static func writeDuration(
+        _ nanoseconds: UInt64,
+        into buffer: UnsafeMutableBufferPointer<UInt8>,
+        at count: inout Int
+    ) {
         if nanoseconds < 1_000 {
-            return "\(nanoseconds)ns"
+            writeDecimal(nanoseconds, into: buffer, at: &count)
+            write("ns", into: buffer, at: &count)
+            return
         }
-        let units: [(scale: UInt64, suffix: String)] = [(1_000, "µs"), (1_000_000, "ms"), (1_000_000_000, "s")]
-        var unit = 0
-        while unit < units.count - 1 && nanoseconds >= units[unit + 1].scale {
-            unit += 1
-        }
-        var tenths = (nanoseconds + units[unit].scale / 20) / (units[unit].scale / 10)
-        if tenths >= 10_000 && unit < units.count - 1 {
+        // The units: 0 µs, 1 ms, 2 s.
+        var unit = nanoseconds >= 1_000_000_000 ? 2 : nanoseconds >= 1_000_000 ? 1 : 0
+        var tenths = (nanoseconds + scale(of: unit) / 20) / (scale(of: unit) / 10)
+        if tenths >= 10_000 && unit < 2 {
             // 999.96µs rounds to 1000.0µs: say 1ms.
             unit += 1
-            tenths = (nanoseconds + units[unit].scale / 20) / (units[unit].scale / 10)
+            tenths = (nanoseconds + scale(of: unit) / 20) / (scale(of: unit) / 10)
         }
-        let whole = tenths / 10
-        let fraction = tenths % 10
-        return fraction == 0 ? "\(whole)\(units[unit].suffix)" : "\(whole).\(fraction)\(units[unit].suffix)"
+        writeDecimal(tenths / 10, into: buffer, at: &count)
+        if tenths % 10 != 0 {
+            write(".", into: buffer, at: &count)
+            writeDecimal(tenths % 10, into: buffer, at: &count)
+        }
+        write(unit == 0 ? "µs" : unit == 1 ? "ms" : "s", into: buffer, at: &count)
+    }
+
+    private static func writeDecimal(
+        _ value: UInt64,
+        into buffer: UnsafeMutableBufferPointer<UInt8>,
+        at count: inout Int
+    ) {
+        var digits = 1
+        var rest = value
+        while rest >= 10 {
+            digits += 1
+            rest /= 10
+        }
+        rest = value
+        for position in stride(from: count + digits - 1, through: count, by: -1) {
+            buffer[position] = UInt8(truncatingIfNeeded: rest % 10) &+ UInt8(ascii: "0")
+            rest /= 10
+        }
+        count += digits
+    }
+
+    private static func write(_ text: StaticString, into buffer: UnsafeMutableBufferPointer<UInt8>, at count: inout Int)
+    {
+        text.withUTF8Buffer { utf8 in
+            for byte in utf8 {
+                buffer[count] = byte
+                count += 1
+            }
+        }
+    }
+
+    /// The nanoseconds in one of the units of ``format(nanoseconds:)``.
+    private static func scale(of unit: Int) -> UInt64 {
+        unit == 0 ? 1_000 : unit == 1 ? 1_000_000 : 1_000_000_000
     }
 }

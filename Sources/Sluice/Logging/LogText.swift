@@ -10,6 +10,15 @@ enum LogText {
         }
     }
 
+    /// Whether UTF-8 `bytes` may hold a character to escape: those characters are encoded with these leading bytes
+    /// only (a `false` is sure; a `true` is then checked character by character).
+    static func mayNeedEscape(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        for byte in bytes where byte < 0x20 || byte == 0x7F || byte == 0xC2 || byte == 0xE2 {
+            return true
+        }
+        return false
+    }
+
     /// `text` with its control characters written as escapes: `\n`, `\r`, `\t`, `\0`, `\u{1B}`.
     static func escapingControlCharacters(_ text: some StringProtocol) -> String {
         // Cheap check first: the characters to escape are encoded with these leading bytes only.

@@ -30,8 +30,9 @@ extension Middlewares {
     /// quoted: `note("a\nb")`.
     ///
     /// - The action is described compactly by reflection: `orders(.place(id: 7, quantity: 2))`, without the
-    ///   module-qualified type names that `String(describing:)` gives nested enums. An action type that conforms
-    ///   to `CustomStringConvertible` is described by its `description`.
+    ///   module-qualified type names that `String(describing:)` gives nested enums. An action type that adopts
+    ///   ``LogDescribable`` writes the same description itself, without reflection; one that conforms to
+    ///   `CustomStringConvertible` (and not to ``LogDescribable``) is described by its `description`.
     /// - The duration is the time that the rest of the chain took for this action: the middleware after this one,
     ///   the reducer and the subscribers, measured with the monotonic clock (`DispatchTime`). Actions that this
     ///   work dispatched are queued (rule 2), so they are logged on their own lines and not counted here. Put the
@@ -69,8 +70,9 @@ extension Middlewares {
     /// uncontended lock). A logged action costs two clock reads, one lock round trip (to read the time it waited),
     /// its description and the sink. Describing an action by reflection is the expensive part of a line (one
     /// mirror per enum case, struct or tuple in it; numbers, `Bool` and text without one; what a conformance check
-    /// finds about a type is learned once per type); an action type that conforms to `CustomStringConvertible` is
-    /// described by its `description` instead (the type is checked once, when the middleware is made). A
+    /// finds about a type is learned once per type); an action type that adopts ``LogDescribable`` writes its
+    /// description without reflection, and one that conforms to `CustomStringConvertible` is described by its
+    /// `description` (the type is checked once, when the middleware is made). A
     /// description reads no more of a value than the line shows, except a type's own `description`, which is made
     /// whole. With `diff: false` the middleware never reads the state.
     ///
@@ -315,7 +317,7 @@ extension Middlewares {
             maxLineLength: maxLineLength,
             sampling: sampling,
             include: include,
-            records: { record in sink(record.line) },
+            lines: sink,
             clock: clock
         )
     }
@@ -385,7 +387,7 @@ extension Middlewares {
             maxLineLength: maxLineLength,
             sampling: sampling,
             include: include,
-            records: { record in sink(record.line) },
+            lines: sink,
             clock: clock
         )
     }
@@ -399,7 +401,8 @@ extension Middlewares {
         sampling: LogSampling = .all,
         include: @escaping @Sendable (Action) -> Bool = { _ in true },
         isEnabled: @escaping @Sendable (LogLevel) -> Bool = { _ in true },
-        records: @escaping @Sendable (LogRecord<Action>) -> Void,
+        records: (@Sendable (LogRecord<Action>) -> Void)? = nil,
+        lines: (@Sendable (String) -> Void)? = nil,
         clock: @escaping @Sendable () -> UInt64
     ) -> Middleware<State, Action> {
         if maxChanges < 1 {
@@ -410,11 +413,16 @@ extension Middlewares {
                 "Middlewares.logging: maxLineLength must be at least 1 (or nil for no limit), got \(maxLineLength)."
             )
         }
-        let format = LogLineFormat(
-            maxLineLength: maxLineLength,
-            maxChanges: maxChanges,
-            // Decided once: reflection is the costly part of a line, a type's own description usually not.
-            actionHasDescription: Action.self is any CustomStringConvertible.Type
+        // How actions are described is decided once: reflection is the costly part of a line.
+        let format = LogLineFormat(maxLineLength: maxLineLength, maxChanges: maxChanges, for: Action.self)
+        let chosen = ChosenActionLogger<State, Action>(
+            level: level,
+            comparing: comparing,
+            format: format,
+            // A line without a diff needs no record: it is made straight from the action and the times.
+            lines: comparing.capture == nil ? lines : nil,
+            records: records ?? { record in lines?(record.line) },
+            clock: clock
         )
         return Middleware { api in
             // Created per store: each store counts its own actions.
@@ -425,25 +433,35 @@ extension Middlewares {
                         next(action)
                         return
                     }
-                    logAction(
-                        action,
-                        api: api,
-                        next: next,
-                        level: level,
-                        comparing: comparing,
-                        format: format,
-                        records: records,
-                        clock: clock
-                    )
+                    chosen.log(action, api: api, next: next)
                 }
             }
         }
     }
 
+    /// Runs the rest of the chain for a chosen action, measures it, and hands its line to `sink`: ``logAction`` for a
+    /// line without a diff, which needs no record.
+    @inline(never)
+    static func logLine<State: Sendable, Action: Sendable>(
+        _ action: Action,
+        core: StoreCore<State, Action>,
+        next: DispatchFunction<Action>,
+        format: LogLineFormat,
+        sink: @escaping @Sendable (String) -> Void,
+        clock: @Sendable () -> UInt64
+    ) {
+        let waited = core.pipelineLoadOfCurrentAction().waited
+        let start = clock()
+        next(action)
+        let elapsed = clock() &- start
+        // The description of the action, the line and the sink run once this thread gives the pipeline up, so that
+        // no other dispatch waits for them.
+        core.runAfterRelease {
+            sink(format.line(for: action, elapsed: elapsed, waited: waited, changes: nil, omitted: 0))
+        }
+    }
+
     /// Runs the rest of the chain for a chosen action, measures it, and hands its record to `records`.
-    ///
-    /// Apart from the per-action closure, and never inlined into it: the record's generic types are then looked up
-    /// only for the actions that are logged, not for every action that sampling skips.
     @inline(never)
     static func logAction<State: Sendable, Action: Sendable>(
         _ action: Action,
@@ -480,5 +498,55 @@ extension Middlewares {
         // The description of the action, the line and the sink run once this thread gives the pipeline up, so that
         // no other dispatch waits for them.
         api.core.runAfterRelease { records(record) }
+    }
+}
+
+/// What the logging middleware does with an action it chose, held in one reference that its per-action closure
+/// captures: the closure of every action, chosen or not, then copies one reference out of its context.
+final class ChosenActionLogger<State: Sendable, Action: Sendable>: Sendable {
+    let level: Middlewares.LogLevel
+    let comparing: LogDiffSource<State, Action>
+    let format: LogLineFormat
+    /// The line sink, when the middleware writes lines without a diff.
+    let lines: (@Sendable (String) -> Void)?
+    let records: @Sendable (Middlewares.LogRecord<Action>) -> Void
+    let clock: @Sendable () -> UInt64
+
+    init(
+        level: Middlewares.LogLevel,
+        comparing: LogDiffSource<State, Action>,
+        format: LogLineFormat,
+        lines: (@Sendable (String) -> Void)?,
+        records: @escaping @Sendable (Middlewares.LogRecord<Action>) -> Void,
+        clock: @escaping @Sendable () -> UInt64
+    ) {
+        self.level = level
+        self.comparing = comparing
+        self.format = format
+        self.lines = lines
+        self.records = records
+        self.clock = clock
+    }
+
+    /// Runs the rest of the chain for a chosen action, measures it, and hands its line or its record on.
+    ///
+    /// Apart from the per-action closure, and never inlined into it: the record's generic types are then looked up
+    /// only for the actions that are logged, not for every action that sampling skips.
+    @inline(never)
+    func log(_ action: Action, api: MiddlewareAPI<State, Action>, next: DispatchFunction<Action>) {
+        if let lines {
+            Middlewares.logLine(action, core: api.core, next: next, format: format, sink: lines, clock: clock)
+        } else {
+            Middlewares.logAction(
+                action,
+                api: api,
+                next: next,
+                level: level,
+                comparing: comparing,
+                format: format,
+                records: records,
+                clock: clock
+            )
+        }
     }
 }

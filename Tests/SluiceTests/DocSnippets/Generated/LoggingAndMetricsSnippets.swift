@@ -22,7 +22,37 @@ enum LoggingAndMetricsSnippets {
         }
         _ = records
 
-        // Sources/Sluice/Sluice.docc/LoggingAndMetrics.md:131
+        // Sources/Sluice/Sluice.docc/LoggingAndMetrics.md:80
+        enum AuctionAction: Sendable, LogDescribable {
+            case bid(auction: Int, amount: Int)
+            case rename(auction: Int, String)
+            case close
+
+            func describe(into description: inout LogDescription) {
+                switch self {
+                case .bid(let auction, let amount):
+                    description.enumCase("bid")
+                    description.field("auction", auction)
+                    description.field("amount", amount)
+                case .rename(let auction, let title):
+                    description.enumCase("rename")
+                    description.field("auction", auction)
+                    description.field(title)
+                case .close:
+                    description.enumCase("close")
+                }
+            }
+        }
+
+        let auctions = Store<Int, AuctionAction>(
+            initialState: 0,
+            reducer: .identity,
+            middleware: [Middlewares.logging(sampling: .every(100))]
+        )
+        auctions.dispatch(.bid(auction: 35, amount: 101_500))  // bid(auction: 35, amount: 101500) in 2.1µs
+        _ = auctions
+
+        // Sources/Sluice/Sluice.docc/LoggingAndMetrics.md:179
         let measured = Store<OrderState, OrderAction>(
             initialState: OrderState(),
             reducer: orders,
