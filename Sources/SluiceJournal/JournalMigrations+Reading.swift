@@ -238,8 +238,8 @@ struct EvolutionReader<State: Decodable, Action: Decodable> {
         } else if version < current {
             remedy =
                 "declare an action adapter from version \(version) (JournalMigrations().actions(from: "
-                + "\(version), as: <version \(version)'s Action>.self) { old in [...] }), or recover with the build "
-                + "of version \(version)"
+                + "\(version), as: <version \(version)'s Action>.self, to: <the next version's Action>.self) { old in "
+                + "[...] }), or recover with the build of version \(version)"
         } else if version == current {
             remedy =
                 "the action type changed without a new reducer version: raise reducerVersion to \(current + 1) "

@@ -9,7 +9,7 @@
 ///     // Version 1's state had no `max`: read it as version 1's type and make version 2's.
 ///     .state(from: 1, as: CounterV1.self) { old in CounterV2(count: old.count, total: old.total, max: 0) }
 ///     // Version 1 called `added` `add`.
-///     .actions(from: 1, as: CounterActionV1.self) { old in
+///     .actions(from: 1, as: CounterActionV1.self, to: CounterActionV2.self) { old in
 ///         switch old {
 ///         case .add(let amount): [.added(amount)]
 ///         case .reset: [.reset]
@@ -17,7 +17,7 @@
 ///         }
 ///     }
 ///     // Version 3 split `reset` in two and dropped `ping`.
-///     .actions(from: 2, as: CounterActionV2.self) { old in
+///     .actions(from: 2, as: CounterActionV2.self, to: CounterActionV3.self) { old in
 ///         switch old {
 ///         case .added(let amount): [.added(amount)]
 ///         case .reset: [.resetCount, .resetTotal]
@@ -74,12 +74,14 @@ public struct JournalMigrations<State, Action>: Sendable {
     /// - Parameters:
     ///   - version: The reducer version whose snapshots this step reads.
     ///   - old: The state type that version wrote (or a `Decodable` keyed view of it, with only the fields needed).
+    ///   - new: The state type of the next version (inferred from `migrate` when it can be).
     ///   - migrate: Makes the next version's state from the old one; an error thrown here skips the snapshot and is
     ///     named in recovery's report.
     /// - Returns: These migrations with the step added (replacing a state step already declared for `version`).
     public func state<Old: Decodable & SendableMetatype, New>(
         from version: Int,
         as old: Old.Type,
+        to new: New.Type = New.self,
         _ migrate: @escaping @Sendable (Old) throws -> New
     ) -> Self {
         var copy = self
@@ -107,11 +109,13 @@ public struct JournalMigrations<State, Action>: Sendable {
     /// - Parameters:
     ///   - version: The reducer version whose records this adapter reads.
     ///   - old: The action type that version wrote.
+    ///   - new: The action type of the next version: the next adapter's `old`, or the current `Action`.
     ///   - adapt: The actions of the next version that the old one stands for, in order.
     /// - Returns: These migrations with the adapter added (replacing one already declared for `version`).
     public func actions<Old: Decodable & SendableMetatype, New>(
         from version: Int,
         as old: Old.Type,
+        to new: New.Type,
         _ adapt: @escaping @Sendable (Old) -> [New]
     ) -> Self {
         var copy = self

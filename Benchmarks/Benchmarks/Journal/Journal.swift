@@ -93,7 +93,7 @@ func writeVersionedJournal(_ name: String, count: Int, reducerVersion: Int) thro
 /// Version 2's migrations: an action adapter from version 1 (which wrote `Int`s too), and a state migration.
 let tallyMigrations = JournalMigrations<Tally, Int>()
     .state(from: 1, as: Tally.self) { $0 }
-    .actions(from: 1, as: Int.self) { [$0] }
+    .actions(from: 1, as: Int.self, to: Int.self) { [$0] }
 
 /// The same actions as the journal holds, encoded as the journal encodes them, in memory.
 func encodedActions() throws -> [[UInt8]] {

@@ -127,7 +127,7 @@ func writeCounterV1(
 /// Version 2's migrations from version 1: the state gains `max` (0: version 1 did not keep it), `add` is `added`.
 let migrationsToV2 = JournalMigrations<CounterV2, CounterActionV2>()
     .state(from: 1, as: CounterV1.self) { old in CounterV2(count: old.count, total: old.total, max: 0) }
-    .actions(from: 1, as: CounterActionV1.self) { old in [adaptToV2(old)] }
+    .actions(from: 1, as: CounterActionV1.self, to: CounterActionV2.self) { old in [adaptToV2(old)] }
 
 func adaptToV2(_ old: CounterActionV1) -> CounterActionV2 {
     switch old {
@@ -149,5 +149,5 @@ func adaptToV3(_ old: CounterActionV2) -> [CounterActionV3] {
 let migrationsToV3 = JournalMigrations<CounterV3, CounterActionV3>()
     .state(from: 1, as: CounterV1.self) { old in CounterV2(count: old.count, total: old.total, max: 0) }
     .state(from: 2, as: CounterV2.self) { $0 }
-    .actions(from: 1, as: CounterActionV1.self) { old in [adaptToV2(old)] }
-    .actions(from: 2, as: CounterActionV2.self, adaptToV3)
+    .actions(from: 1, as: CounterActionV1.self, to: CounterActionV2.self) { old in [adaptToV2(old)] }
+    .actions(from: 2, as: CounterActionV2.self, to: CounterActionV3.self, adaptToV3)
