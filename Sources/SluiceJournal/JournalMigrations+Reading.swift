@@ -165,6 +165,11 @@ struct EvolutionReader<State: Decodable, Action: Decodable> {
         }
     }
 
+    /// The adapters for the records of one version: looked up once per version, not per record.
+    private var cached: (version: Int, steps: ArraySlice<JournalMigrations<State, Action>.Step>, direct: Direct?)?
+
+    typealias Direct = JournalMigrations<State, Action>.DirectAdapter<Action>
+
     /// Decodes a record before ``directFrom``: through the adapters of the version that wrote it, if any apply.
     mutating func readAdapted(
         _ sequence: UInt64,
@@ -172,12 +177,29 @@ struct EvolutionReader<State: Decodable, Action: Decodable> {
         _ body: (Action) -> Void
     ) throws(JournalError) {
         let version = writers.version(of: sequence)
-        let steps = JournalMigrations<State, Action>.chain(
-            migrations.actionSteps,
-            readingVersion: version,
-            current: current
-        )
+        if cached?.version != version {
+            let steps = JournalMigrations<State, Action>.chain(
+                migrations.actionSteps,
+                readingVersion: version,
+                current: current
+            )
+            // One adapter producing `Action`: its typed form, found once.
+            let direct = steps.count == 1 ? steps.first?.direct as? Direct : nil
+            cached = (version, steps, direct)
+        }
+        let (steps, direct) = (cached!.steps, cached!.direct)
         decoder.sequence = sequence
+        if let direct {
+            let actions: [Action]
+            do throws(JournalError) {
+                actions = try direct(payload, &decoder)
+            } catch {
+                throw notDecodable(sequence, writtenBy: version, steps: steps)
+            }
+            adaptedRecords += 1
+            for action in actions { body(action) }
+            return
+        }
         guard let first = steps.first else {
             body(try decodeCurrent(sequence, payload, writtenBy: version))
             return

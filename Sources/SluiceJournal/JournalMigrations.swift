@@ -55,7 +55,14 @@ public struct JournalMigrations<State, Action>: Sendable {
             @Sendable (_ bytes: UnsafeRawBufferPointer, _ decoder: inout EvolutionDecoder) throws(JournalError) -> Any
         /// Turns an `input` into an `output` (a state step) or into an array of outputs (an action adapter).
         let apply: @Sendable (Any) throws -> [Any]
+        /// For an action adapter, decoding and adapting in one typed call, a `DirectAdapter<output>`: a record
+        /// that only this step reads skips the boxing of `apply` when its output is the current `Action`.
+        var direct: (any Sendable)?
     }
+
+    /// Decodes a record as an adapter's old type and adapts it, without boxing.
+    typealias DirectAdapter<New> =
+        @Sendable (_ bytes: UnsafeRawBufferPointer, _ decoder: inout EvolutionDecoder) throws(JournalError) -> [New]
 
     /// No migrations: snapshots of other versions are skipped and records decode as the current `Action`.
     public init() {
@@ -127,7 +134,10 @@ public struct JournalMigrations<State, Action>: Sendable {
                 output: ObjectIdentifier(New.self),
                 outputName: String(reflecting: New.self),
                 decode: { bytes, decoder throws(JournalError) in try decoder.decode(Old.self, from: bytes) },
-                apply: { value in adapt(value as! Old) }
+                apply: { value in adapt(value as! Old) },
+                direct: { bytes, decoder throws(JournalError) in
+                    adapt(try decoder.decode(Old.self, from: bytes))
+                } as DirectAdapter<New>
             ),
             to: actionSteps
         )

@@ -16,13 +16,16 @@ public struct JournalWriterVersion: Sendable, Equatable {
     }
 }
 
+// The defaults are documented with the requirements (a second symbol at the same path would need a hash to link).
 extension JournalStorage {
     /// No versions kept: each record counts as written by the version of the nearest snapshot before it.
+    @_documentation(visibility: internal)
     public func writerVersions() throws(JournalError) -> [JournalWriterVersion] {
         []
     }
 
     /// Keeps nothing (see ``writerVersions()``).
+    @_documentation(visibility: internal)
     public func recordWriterVersion(_ version: JournalWriterVersion) throws(JournalError) {}
 }
 

@@ -10,7 +10,8 @@ extension Store where State: Codable, Action: Codable {
     /// Rebuilds a store from its journal, then records to that journal.
     ///
     /// Loads the newest snapshot that passes its checksum and decodes (falling back to the one before, or to
-    /// `initialState`), replays every later action through `reducer` alone (no middleware, no side effects, no
+    /// `initialState`; a snapshot of an older `reducerVersion` through the state migrations of `migrations`), replays
+    /// every later action (an older version's records through its action adapters) through `reducer` alone (no middleware, no side effects, no
     /// subscribers: replaying effects would repeat them), then creates the store with `middleware` followed by
     /// ``Sluice/Middlewares/journal(_:durability:)``, so that new actions continue the sequence. With `.groupCommit`
     /// the journal records in the reducer instead, under the store's lock (the same actions in the same order),
