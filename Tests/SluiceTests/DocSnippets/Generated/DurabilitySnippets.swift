@@ -77,7 +77,7 @@ enum DurabilitySnippets {
             journal.close()
         }
 
-        // Sources/SluiceJournal/SluiceJournal.docc/Durability.md:214
+        // Sources/SluiceJournal/SluiceJournal.docc/Durability.md:216
         try journal.snapshot(store, reducerVersion: 1)
     }
 }
