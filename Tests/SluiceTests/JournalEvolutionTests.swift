@@ -285,6 +285,42 @@ import Foundation
         }
     }
 
+    // MARK: Rolling back
+
+    /// Version 1 started again on a directory that version 2 wrote to: it starts from its own snapshot and fails on
+    /// the first record of version 2, naming the version; it never starts from a wrong state.
+    @Test func aRollbackFailsOnTheNewerVersionsRecordsNamingThem() async throws {
+        try await withTemporaryDirectory { directory in
+            try Self.writeV1(directory)
+            let journal2 = try Journal(storage: FileJournalStorage(directory: directory, segmentSize: 4096))
+            let store2 = try Store<CounterV2, CounterActionV2>(
+                recoveringFrom: journal2,
+                durability: .none,
+                reducerVersion: 2,
+                migrations: migrationsToV2,
+                initialState: CounterV2(),
+                reducer: counterReducerV2
+            )
+            store2.dispatch(.added(5))
+            journal2.close()
+            let failure = Self.failure { () throws(JournalError) in
+                _ = try Self.recover(directory, version: 1, initialState: CounterV1(), reducer: counterReducerV1)
+            }
+            let found = try #require(failure)
+            guard case .recordUndecodable(let sequence, let writtenBy, _) = found.cause else {
+                Issue.record("expected an undecodable record, got \(found.cause)")
+                return
+            }
+            #expect(sequence == 3251)
+            #expect(writtenBy == 2)
+            #expect(found.remedy.contains("newer than this build's 1"))
+            // The migrated snapshot of version 2 was skipped as newer; version 1's own snapshot was used.
+            #expect(found.skipped.map(\.sequence) == [3250])
+            #expect(found.skipped.first?.reducerVersion == 2)
+            #expect(found.skipped.first?.coveredRecordsExist == true)
+        }
+    }
+
     // MARK: Declarations
 
     @Test func migrationsThatDoNotChainAreRefusedBeforeReading() async throws {
