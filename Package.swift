@@ -35,10 +35,12 @@ let package = Package(
             dependencies: ["Sluice", "SluiceJournal", "SluiceTesting", "SluiceReplay", "SluiceJournalCrash"]
         ),
         .testTarget(name: "SluiceTestingTests", dependencies: ["Sluice", "SluiceTesting"]),
-        // The demo's crash test launches `sluice-demo` and kills it.
+        // The demo's crash test launches `sluice-demo` and kills it. `Fixtures` holds a journal the demo wrote, which
+        // the tests read from the source tree (the replay gate).
         .testTarget(
             name: "SluiceDemoTests",
-            dependencies: ["SluiceDemoKit", "Sluice", "SluiceJournal", "SluiceDemo", "SluiceReplay", "SluiceTesting"]
+            dependencies: ["SluiceDemoKit", "Sluice", "SluiceJournal", "SluiceDemo", "SluiceReplay", "SluiceTesting"],
+            exclude: ["Fixtures"]
         ),
     ],
     swiftLanguageModes: [.v6]

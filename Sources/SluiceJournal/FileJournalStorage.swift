@@ -17,6 +17,8 @@ import Darwin
 ///   as a little-endian `UInt32`, sequence number as a `UInt64`, CRC-32C of those twelve bytes), the payload, and
 ///   the payload's CRC-32C. A new segment starts when the current one passes ``segmentSize`` and after each
 ///   snapshot, so that compaction can remove whole files.
+/// - `versions`: the reducer versions that wrote the records (``writerVersions()``), a line `<first sequence>
+///   <reducer version>` for each change; written like a snapshot, and only once a version other than 0 writes.
 /// - `snapshot-<sequence>.snap`: a header, the sequence it covers, the reducer version, the encoded state and a
 ///   CRC-32C of all of it; written to a temporary file, synced, renamed into place, and the directory synced.
 ///
@@ -333,6 +335,47 @@ public final class FileJournalStorage: JournalStorage, Sendable {
 
     public func close() {
         files.withLock { closeFiles(&$0) }
+    }
+
+    // MARK: - Writer versions
+
+    /// The file that keeps the writer versions: a line `<first sequence> <reducer version>` for each.
+    private var versionsPath: String { directory + "/versions" }
+
+    public func writerVersions() throws(JournalError) -> [JournalWriterVersion] {
+        let path = versionsPath
+        guard access(path, F_OK) == 0 else { return [] }
+        let text = String(decoding: try readFile(path), as: UTF8.self)
+        var versions: [JournalWriterVersion] = []
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard fields.count == 2, let first = UInt64(fields[0]), let version = Int(fields[1]) else {
+                throw .badHeader(file: path)
+            }
+            versions.append(JournalWriterVersion(firstSequence: first, reducerVersion: version))
+        }
+        return versions
+    }
+
+    public func recordWriterVersion(_ version: JournalWriterVersion) throws(JournalError) {
+        try files.withLock { _ throws(JournalError) in
+            var versions = try writerVersions().filter { $0.firstSequence < version.firstSequence }
+            versions.append(version)
+            let text = versions.map { "\($0.firstSequence) \($0.reducerVersion)\n" }.joined()
+            let temporary = versionsPath + ".tmp"
+            do throws(JournalError) {
+                try writeDurably(Array(text.utf8), to: temporary)
+            } catch {
+                unlink(temporary)
+                throw error
+            }
+            guard rename(temporary, versionsPath) == 0 else {
+                let error = errno
+                unlink(temporary)
+                throw .io(operation: "rename", path: versionsPath, errno: error)
+            }
+            try syncDirectory()
+        }
     }
 
     // MARK: - Files

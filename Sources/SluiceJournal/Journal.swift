@@ -732,6 +732,11 @@ public struct JournalRecovery: Sendable, Equatable {
     public var replayedActions: Int
     /// The sequence number of the last recovered action; the store continues after it.
     public var lastSequence: UInt64
+    /// The reducer version of the loaded snapshot when a declared state migration turned it into this build's
+    /// state; `nil` when the snapshot was of this version (or none was loaded).
+    public var migratedFrom: Int?
+    /// How many of the replayed records were read through declared action adapters.
+    public var adaptedRecords: Int
 
     /// A snapshot that recovery did not use, and why.
     public struct SkippedSnapshot: Sendable, Equatable {
@@ -742,12 +747,30 @@ public struct JournalRecovery: Sendable, Equatable {
         /// Why it was skipped: the storage's error, another reducer version, or the decoding error with its coding
         /// path.
         public var error: JournalError
+        /// Where decoding failed and what the decoder expected there, when the snapshot (or a migration's old
+        /// type) did not decode.
+        public var decodingFailure: JournalDecodingFailure?
+        /// Whether the records it covers were still there for recovery to replay instead; `false` when the
+        /// snapshot was the only way to the state it holds (compaction removed its records).
+        public var coveredRecordsExist: Bool
+        /// What to do so that the snapshot can be used.
+        public var remedy: String
 
         /// Creates a description of a skipped snapshot.
-        public init(sequence: UInt64, reducerVersion: Int?, error: JournalError) {
+        public init(
+            sequence: UInt64,
+            reducerVersion: Int?,
+            error: JournalError,
+            decodingFailure: JournalDecodingFailure? = nil,
+            coveredRecordsExist: Bool = true,
+            remedy: String = ""
+        ) {
             self.sequence = sequence
             self.reducerVersion = reducerVersion
             self.error = error
+            self.decodingFailure = decodingFailure
+            self.coveredRecordsExist = coveredRecordsExist
+            self.remedy = remedy
         }
     }
 
@@ -757,13 +780,17 @@ public struct JournalRecovery: Sendable, Equatable {
         skippedSnapshots: [UInt64],
         skipped: [SkippedSnapshot] = [],
         replayedActions: Int,
-        lastSequence: UInt64
+        lastSequence: UInt64,
+        migratedFrom: Int? = nil,
+        adaptedRecords: Int = 0
     ) {
         self.snapshotSequence = snapshotSequence
         self.skippedSnapshots = skippedSnapshots
         self.skipped = skipped
         self.replayedActions = replayedActions
         self.lastSequence = lastSequence
+        self.migratedFrom = migratedFrom
+        self.adaptedRecords = adaptedRecords
     }
 }
 

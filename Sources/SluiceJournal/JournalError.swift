@@ -30,6 +30,9 @@ public enum JournalError: Error, Equatable, Sendable, CustomStringConvertible {
     case badFileName(file: String)
     /// The recorded action with this sequence number (or the snapshot covering it) could not be decoded.
     case undecodable(sequence: UInt64, description: String)
+    /// Recovery (or the replay gate) cannot rebuild the state with this build's types and declared migrations:
+    /// the failure names the cause, each skipped snapshot and why, and what to do.
+    indirect case notRecoverable(JournalRecoveryFailure)
     /// An action or a state could not be encoded.
     case unencodable(description: String)
     /// The journal was closed (``Journal/close()``): it records no more actions, and it cannot confirm the
@@ -62,6 +65,8 @@ public enum JournalError: Error, Equatable, Sendable, CustomStringConvertible {
             "\(file) is named for a sequence number the journal never writes; move it out of the journal's directory"
         case .undecodable(let sequence, let description):
             "cannot decode the journal entry at sequence \(sequence): \(description)"
+        case .notRecoverable(let failure):
+            failure.description
         case .unencodable(let description):
             "cannot encode for the journal: \(description)"
         case .closed:

@@ -16,7 +16,7 @@ extension Middlewares {
     /// ```
     ///
     /// A journal that holds actions must be resumed with
-    /// ``Sluice/Store/init(recoveringFrom:durability:reducerVersion:initialState:reducer:middleware:dependencies:onEffectError:instrumentation:)``,
+    /// ``Sluice/Store/init(recoveringFrom:durability:reducerVersion:migrations:initialState:reducer:middleware:dependencies:onEffectError:instrumentation:)``,
     /// which adds this middleware itself; attaching a non-empty journal here, or one journal to two stores, stops
     /// the program with a message. Once the journal has stopped after a write error, this middleware drops every
     /// action.

@@ -45,7 +45,23 @@ public protocol JournalStorage: AnyObject, Sendable {
     func writeSnapshot(_ snapshot: JournalSnapshot) throws(JournalError)
 
     /// Removes snapshots older than the newest `keeping` and records that none of those needs any more.
+    ///
+    /// The journal calls it after each snapshot, and recovery writes a migrated snapshot back before the next one:
+    /// the newest `keeping` snapshots are then of the current reducer version, and nothing older is needed.
     func compact(keepingSnapshots keeping: Int) throws(JournalError)
+
+    /// The reducer versions that wrote the log, oldest first: each says that the records from its
+    /// ``JournalWriterVersion/firstSequence`` on were written by its ``JournalWriterVersion/reducerVersion``.
+    ///
+    /// Recovery reads old records through the action adapters declared for the version that wrote them. A storage
+    /// that keeps no versions returns `[]` (the default implementation): each record then counts as written by
+    /// the version of the nearest snapshot before it.
+    func writerVersions() throws(JournalError) -> [JournalWriterVersion]
+
+    /// Keeps durably that the records from `version.firstSequence` on are written by `version.reducerVersion`,
+    /// replacing any kept version that starts at or after it. Called by the writer, after recovery, when the
+    /// store's reducer version differs from the one that wrote the last record.
+    func recordWriterVersion(_ version: JournalWriterVersion) throws(JournalError)
 
     /// Gives up the log: releases the lock (or the epoch); the instance may not be used afterwards.
     func close()

@@ -10,7 +10,8 @@ extension Store where State: Codable, Action: Codable {
     /// Rebuilds a store from its journal, then records to that journal.
     ///
     /// Loads the newest snapshot that passes its checksum and decodes (falling back to the one before, or to
-    /// `initialState`), replays every later action through `reducer` alone (no middleware, no side effects, no
+    /// `initialState`; a snapshot of an older `reducerVersion` through the state migrations of `migrations`), replays
+    /// every later action (an older version's records through its action adapters) through `reducer` alone (no middleware, no side effects, no
     /// subscribers: replaying effects would repeat them), then creates the store with `middleware` followed by
     /// ``Sluice/Middlewares/journal(_:durability:)``, so that new actions continue the sequence. With `.groupCommit`
     /// the journal records in the reducer instead, under the store's lock (the same actions in the same order),
@@ -30,7 +31,11 @@ extension Store where State: Codable, Action: Codable {
     /// - Parameters:
     ///   - journal: The journal to recover from and record to; an empty one starts from `initialState`.
     ///   - durability: The journal middleware's durability.
-    ///   - reducerVersion: Snapshots made by another reducer version are skipped.
+    ///   - reducerVersion: This build's reducer version: raise it with each deploy that changes `State` or
+    ///     `Action`, and declare in `migrations` how to read the previous version. Snapshots of another version
+    ///     that no migration reads are skipped; the store keeps this version with the records it writes.
+    ///   - migrations: How to read the snapshots and records of older versions (see ``JournalMigrations``); a
+    ///     migrated state is written back as a snapshot of this version, once.
     ///   - initialState: The state before the first recorded action.
     ///   - reducer: The reducer that produced the recorded states.
     ///   - middleware: The middleware for new actions; the journal records what comes out of it (with
@@ -43,13 +48,15 @@ extension Store where State: Codable, Action: Codable {
     ///     `EffectFailure.Source.journal`.
     ///   - instrumentation: Called after the work of each new action with what it cost; see
     ///     `StoreInstrumentation`. Replayed actions are not measured.
-    /// - Throws: A ``JournalError`` naming the file and offset of a damaged record, or the sequence of a record
-    ///   that does not decode. Nothing is skipped silently.
+    /// - Throws: A ``JournalError`` naming the file and offset of a damaged record, or
+    ///   ``JournalError/notRecoverable(_:)`` naming a record that does not decode or the snapshots skipped with
+    ///   their records gone, why each was skipped and what to do. Nothing is skipped silently.
     @inlinable
     public convenience init(
         recoveringFrom journal: Journal,
         durability: JournalDurability,
         reducerVersion: Int = 0,
+        migrations: JournalMigrations<State, Action> = JournalMigrations(),
         initialState: State,
         reducer: Reducer<State, Action>,
         middleware: [Middleware<State, Action>] = [],
@@ -57,9 +64,10 @@ extension Store where State: Codable, Action: Codable {
         onEffectError: (@Sendable (EffectFailure) -> Void)? = nil,
         instrumentation: StoreInstrumentation<Action>? = nil
     ) throws(JournalError) {
-        let (state, _) = try Self.recover(
+        let state = try Self.recoverForWriting(
             from: journal,
             reducerVersion: reducerVersion,
+            migrations: migrations,
             initialState: initialState,
             reducer: reducer
         )
@@ -100,86 +108,187 @@ extension Store where State: Codable, Action: Codable {
 
     /// Rebuilds the state that a journal records, without creating a store.
     ///
-    /// The same recovery as ``init(recoveringFrom:durability:reducerVersion:initialState:reducer:middleware:dependencies:onEffectError:instrumentation:)``;
-    /// use it to inspect a journal, or to check it against another replay.
+    /// The same recovery as ``init(recoveringFrom:durability:reducerVersion:migrations:initialState:reducer:middleware:dependencies:onEffectError:instrumentation:)``,
+    /// which writes nothing: a migrated snapshot is not written back. Use it to inspect a journal, or to check it
+    /// against another replay.
+    ///
+    /// - Parameters:
+    ///   - journal: The journal to read.
+    ///   - reducerVersion: This build's reducer version.
+    ///   - migrations: How to read the snapshots and records of older versions.
+    ///   - initialState: The state before the first recorded action.
+    ///   - reducer: The reducer that replays the records.
+    /// - Throws: ``JournalError/notRecoverable(_:)`` when snapshots had to be skipped and the records they cover
+    ///   are gone, or when a record does not decode, naming each skipped snapshot and what to do; an error of the
+    ///   storage naming the file and offset of a damaged record.
     public static func recover(
         from journal: Journal,
         reducerVersion: Int = 0,
+        migrations: JournalMigrations<State, Action> = JournalMigrations(),
         initialState: State,
         reducer: Reducer<State, Action>
     ) throws(JournalError) -> (state: State, recovery: JournalRecovery) {
+        let outcome = try recoverReading(
+            from: journal,
+            reducerVersion: reducerVersion,
+            migrations: migrations,
+            initialState: initialState,
+            reducer: reducer
+        )
+        return (outcome.state, outcome.recovery)
+    }
+
+    /// Recovers for a store that will write to the journal: as ``recover(from:reducerVersion:migrations:initialState:reducer:)``,
+    /// then keeps the version that writes from here on, and writes a migrated state back as a snapshot of this
+    /// version, so that the next start neither migrates nor adapts again.
+    @usableFromInline
+    static func recoverForWriting(
+        from journal: Journal,
+        reducerVersion: Int,
+        migrations: JournalMigrations<State, Action>,
+        initialState: State,
+        reducer: Reducer<State, Action>
+    ) throws(JournalError) -> State {
+        let outcome = try recoverReading(
+            from: journal,
+            reducerVersion: reducerVersion,
+            migrations: migrations,
+            initialState: initialState,
+            reducer: reducer
+        )
+        let next = outcome.recovery.lastSequence + 1
+        if outcome.nextWriterVersion != reducerVersion {
+            try journal.storage.recordWriterVersion(
+                JournalWriterVersion(firstSequence: next, reducerVersion: reducerVersion)
+            )
+        }
+        if outcome.recovery.migratedFrom != nil {
+            // At the last recovered record: it holds the migrated snapshot and the records replayed after it. The
+            // snapshots before it stay (a rollback can still start from an old version's snapshot and records);
+            // the next `Journal.snapshot` compacts as usual.
+            try journal.storage.writeSnapshot(
+                JournalSnapshot(
+                    sequence: outcome.recovery.lastSequence,
+                    reducerVersion: reducerVersion,
+                    payload: try JournalCoder().encode(outcome.state)
+                )
+            )
+        }
+        return outcome.state
+    }
+
+    /// What ``recoverReading(from:reducerVersion:migrations:initialState:reducer:)`` found.
+    struct RecoveryOutcome {
+        var state: State
+        var recovery: JournalRecovery
+        /// The version that the next record would count as written by, without a new writer version.
+        var nextWriterVersion: Int
+    }
+
+    static func recoverReading(
+        from journal: Journal,
+        reducerVersion: Int,
+        migrations: JournalMigrations<State, Action>,
+        initialState: State,
+        reducer: Reducer<State, Action>
+    ) throws(JournalError) -> RecoveryOutcome {
         let storage = journal.storage
-        let coder = JournalCoder()
-        var scratch = Data()
+        let expectedLast = journal.lastSequence
+        if let mismatch = migrations.chainMismatch(current: reducerVersion) {
+            throw .notRecoverable(
+                JournalRecoveryFailure(
+                    cause: .migrationsDoNotChain(mismatch),
+                    reducerVersion: reducerVersion,
+                    skipped: [],
+                    remedy: "declare each step with the type the previous step produces, the last one producing "
+                        + "this build's type"
+                )
+            )
+        }
+        var reader = EvolutionReader(migrations: migrations, current: reducerVersion)
         var state = initialState
         var covered: UInt64 = 0
+        var migratedFrom: Int?
         var skipped: [JournalRecovery.SkippedSnapshot] = []
+        var versions: [JournalSnapshotVersion] = []
         for sequence in try storage.snapshotSequences() {
             // A store's state is `Sendable`: its large dictionaries of structs may be decoded on several threads.
-            let load = loadSnapshot(
-                State.self,
-                covering: sequence,
-                from: storage,
-                reducerVersion: reducerVersion,
-                coder: coder,
-                scratch: &scratch,
-                concurrently: true
-            )
-            switch load {
-            case .loaded(let loaded):
+            switch reader.loadSnapshot(covering: sequence, from: storage, concurrently: true) {
+            case .loaded(let loaded, let version):
                 state = loaded
                 covered = sequence
-            case .otherVersion(let version):
-                skipped.append(
-                    JournalRecovery.SkippedSnapshot(
-                        sequence: sequence,
-                        reducerVersion: version,
-                        error: .undecodable(
-                            sequence: sequence,
-                            description: "the snapshot was made by reducer version \(version), this recovery reads "
-                                + "version \(reducerVersion)"
-                        )
-                    )
-                )
-                continue
-            case .unusable(let error, let version):
-                skipped.append(
-                    JournalRecovery.SkippedSnapshot(sequence: sequence, reducerVersion: version, error: error)
-                )
+                migratedFrom = version == reducerVersion ? nil : version
+                versions.append(JournalSnapshotVersion(sequence: sequence, version: version))
+            case .skipped(let snapshot):
+                skipped.append(snapshot)
+                if let version = snapshot.reducerVersion {
+                    versions.append(JournalSnapshotVersion(sequence: sequence, version: version))
+                }
                 continue
             }
             break
         }
+        try reader.planRecords(in: storage, snapshots: versions)
         var replayed = 0
         var last = covered
         let reduce = reducer.reduce
+        /// The failure for records missing after `last`: names every skipped snapshot, whether its records exist,
+        /// and what to do.
+        func recordsMissing(_ missing: JournalError) -> JournalError {
+            guard !skipped.isEmpty else { return missing }
+            let expected = last + 1
+            for index in skipped.indices {
+                skipped[index].coveredRecordsExist = skipped[index].sequence < expected
+            }
+            let remedies = skipped.filter { !$0.coveredRecordsExist }.map(\.remedy).filter { !$0.isEmpty }
+            return .notRecoverable(
+                JournalRecoveryFailure(
+                    cause: .recordsMissing(expected: expected, lastSequence: expectedLast),
+                    reducerVersion: reducerVersion,
+                    skipped: skipped,
+                    remedy: (remedies.first ?? "restore the missing segments from a backup")
+                        + "; recovery does not start from the initial state with records missing, and removes "
+                        + "nothing"
+                )
+            )
+        }
         // A snapshot of the last action leaves nothing to replay: the records it covers are not read again (opening
         // the journal checked the last segment, and recovery never reads the segments before the one that holds the
         // action after the snapshot).
-        let expectedLast = journal.lastSequence
-        /// The error for records missing after `last`: when a newer snapshot was skipped, the records it covered are
-        /// gone, and the error says which snapshot, why it was skipped and what to do.
-        func recordsMissing(_ missing: JournalError) -> JournalError {
-            guard let newest = skipped.first else { return missing }
-            return .undecodable(
-                sequence: newest.sequence,
-                description: "recovery skipped the snapshot at sequence \(newest.sequence) (\(newest.error)) and "
-                    + "the records it covers are gone (sequence \(last + 1) is missing; the journal ends at "
-                    + "\(expectedLast)); recover with the reducer version and types that wrote that snapshot, "
-                    + "or restore the missing segments"
-                    + (skipped.count > 1 ? "; \(skipped.count - 1) older snapshot(s) were skipped too" : "")
-            )
-        }
         if covered < expectedLast {
+            let coder = JournalCoder()
+            var scratch = Data()
+            let directFrom = reader.directFrom
             do throws(JournalError) {
                 try storage.readRecords(after: covered) { sequence, payload throws(JournalError) in
-                    let action = try coder.decode(Action.self, from: payload, scratch: &scratch, sequence: sequence)
-                    reduce(&state, action)
+                    if _fastPath(sequence >= directFrom) {
+                        // This version's records: the same decoding as without migrations.
+                        let action: Action
+                        do throws(JournalError) {
+                            action = try coder.decode(Action.self, from: payload, scratch: &scratch, sequence: sequence)
+                        } catch {
+                            _ = error
+                            action = try reader.decodeCurrent(
+                                sequence,
+                                payload,
+                                writtenBy: reader.writers.version(of: sequence)
+                            )
+                        }
+                        reduce(&state, action)
+                    } else {
+                        try reader.readAdapted(sequence, payload) { action in reduce(&state, action) }
+                    }
                     replayed += 1
                     last = sequence
                 }
             } catch .missingRecords(let expected, let file) {
                 throw recordsMissing(.missingRecords(expected: expected, file: file))
+            } catch .notRecoverable(var failure) {
+                for index in skipped.indices {
+                    skipped[index].coveredRecordsExist = skipped[index].sequence <= last
+                }
+                failure.skipped = skipped
+                throw .notRecoverable(failure)
             }
         }
         if last != expectedLast {
@@ -190,10 +299,16 @@ extension Store where State: Codable, Action: Codable {
             skippedSnapshots: skipped.map(\.sequence),
             skipped: skipped,
             replayedActions: replayed,
-            lastSequence: last
+            lastSequence: last,
+            migratedFrom: migratedFrom,
+            adaptedRecords: reader.adaptedRecords
         )
         journal.didRecover(report)
-        return (state, report)
+        return RecoveryOutcome(
+            state: state,
+            recovery: report,
+            nextWriterVersion: reader.writers.version(of: last + 1)
+        )
     }
 }
 
@@ -239,35 +354,5 @@ func decodeSnapshot<State: Decodable>(
         try withBytes(payload) { bytes throws(JournalError) in
             try coder.decode(State.self, from: bytes, scratch: &scratch, sequence: sequence, concurrently: concurrently)
         }
-    }
-}
-
-/// Reads, checks and decodes the snapshot that covers `sequence`: the step that recovery and replay share.
-func loadSnapshot<State: Decodable>(
-    _ type: State.Type,
-    covering sequence: UInt64,
-    from storage: any JournalStorage,
-    reducerVersion: Int,
-    coder: JournalCoder,
-    scratch: inout Data,
-    concurrently: Bool = false
-) -> SnapshotLoad<State> {
-    switch readSnapshotPayload(covering: sequence, from: storage, reducerVersion: reducerVersion) {
-    case .loaded(let payload):
-        switch decodeSnapshot(
-            State.self,
-            payload,
-            sequence: sequence,
-            coder: coder,
-            scratch: &scratch,
-            concurrently: concurrently
-        ) {
-        case .success(let state): return .loaded(state)
-        case .failure(let error): return .unusable(error, reducerVersion: reducerVersion)
-        }
-    case .otherVersion(let version):
-        return .otherVersion(version)
-    case .unusable(let error, let version):
-        return .unusable(error, reducerVersion: version)
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 public import Sluice
-import SluiceJournal
+public import SluiceJournal
 
 /// The `replay` command: a journal inspector that a service builds into an executable of its own, with its reducer
 /// and types.
@@ -15,17 +15,21 @@ import SluiceJournal
 /// The command reads the journal without taking its lock and never writes to it (see ``SluiceJournal/JournalReplay``);
 /// it can inspect the journal of a running service. Run it with `--help` for its options: the state at a sequence
 /// number as JSON (`--to N`), the actions of a range with their changes (`--diff`), the first action after which
-/// an invariant fails (`--find NAME`), and a range as a test fixture (`--export FILE`).
+/// an invariant fails (`--find NAME`), a range as a test fixture (`--export FILE`), and the replay gate of
+/// ``SluiceJournal/JournalReplayGate`` as a CI step before a deploy (`--gate`: every snapshot and record decodes
+/// with this build and the invariants hold after every record, or the exit status is 1).
 public enum SluiceReplay {
     /// Runs the command with the process's arguments and exits with its status.
     ///
     /// - Parameters:
     ///   - reducerVersion: The version of `reducer`; snapshots of other versions are not used, and are named.
+    ///   - migrations: How this build reads older versions (`--gate` reads the journal through them).
     ///   - initialState: The state before the first recorded action.
     ///   - reducer: The reducer that made the recorded states.
-    ///   - invariants: The invariants that `--find` can look for, by name.
+    ///   - invariants: The invariants that `--find` can look for, by name, and that `--gate` checks.
     public static func main<State: Codable, Action: Codable>(
         reducerVersion: Int = 0,
+        migrations: JournalMigrations<State, Action> = JournalMigrations(),
         initialState: State,
         reducer: Reducer<State, Action>,
         invariants: [ReplayInvariant<State>] = []
@@ -35,6 +39,7 @@ public enum SluiceReplay {
             arguments: Array(CommandLine.arguments.dropFirst()),
             commandName: name,
             reducerVersion: reducerVersion,
+            migrations: migrations,
             initialState: initialState,
             reducer: reducer,
             invariants: invariants,
@@ -45,21 +50,24 @@ public enum SluiceReplay {
     }
 
     /// Runs the command with `arguments` (without the command's name) and returns its exit status: 0 on success,
-    /// 1 when `--find` found the invariant failing, 2 for a usage error or a journal that cannot be read.
+    /// 1 when `--find` found the invariant failing or `--gate` failed, 2 for a usage error or a journal that cannot
+    /// be read.
     ///
     /// - Parameters:
     ///   - arguments: The command line after the command's name.
     ///   - commandName: The name the usage shows.
     ///   - reducerVersion: The version of `reducer`.
+    ///   - migrations: How this build reads older versions (`--gate` reads the journal through them).
     ///   - initialState: The state before the first recorded action.
     ///   - reducer: The reducer that made the recorded states.
-    ///   - invariants: The invariants that `--find` can look for, by name.
+    ///   - invariants: The invariants that `--find` can look for, by name, and that `--gate` checks.
     ///   - output: Called with each line of standard output.
     ///   - errorOutput: Called with each line of standard error: errors, and notes on damage and versions.
     public static func run<State: Codable, Action: Codable>(
         arguments: [String],
         commandName: String = "replay",
         reducerVersion: Int = 0,
+        migrations: JournalMigrations<State, Action> = JournalMigrations(),
         initialState: State,
         reducer: Reducer<State, Action>,
         invariants: [ReplayInvariant<State>] = [],
@@ -77,6 +85,22 @@ public enum SluiceReplay {
         if options.help {
             output(usage(commandName, invariants.map(\.name)))
             return 0
+        }
+        if options.gate {
+            let gate = JournalReplayGate(
+                reducerVersion: reducerVersion,
+                migrations: migrations,
+                initialState: initialState,
+                reducer: reducer,
+                invariants: invariants.map { JournalReplayGate.Invariant($0.name, holds: $0.holds) }
+            )
+            let report = gate.check(directory: options.directory)
+            if report.passed {
+                output("\(commandName): gate \(report)")
+                return 0
+            }
+            errorOutput("\(commandName): gate \(report)")
+            return 1
         }
         let clock = ContinuousClock()
         let opening = clock.now
@@ -104,7 +128,7 @@ public enum SluiceReplay {
         let known = invariants.isEmpty ? "(none)" : invariants.map { "\"\($0)\"" }.joined(separator: ", ")
         return """
             USAGE: \(name) DIR [--from A] [--to N] [--diff] [--find NAME] [--export FILE [--states]]
-                          [--max-changes K] [--measure] [--help]
+                          [--max-changes K] [--measure] [--gate] [--help]
 
             Replays the action journal in DIR with this service's reducer, without taking the journal's lock and
             without writing to it (a running service may be writing it). Without an option, prints what the
@@ -122,6 +146,9 @@ public enum SluiceReplay {
               --states        with --export, also keep the state after each action
               --max-changes K list at most K changes per action (default 20)
               --measure       print how long reading and a full replay took
+              --gate          check that this build reads every snapshot and record of the journal (through its
+                              migrations) and that every invariant holds after each record; exit status 1 if
+                              not (a CI step before a deploy, on a journal the deployed version wrote)
               --help          print this help
 
             INVARIANTS: \(known)
@@ -178,6 +205,7 @@ struct ReplayOptions: Equatable {
     var states = false
     var maxChanges = 20
     var measure = false
+    var gate = false
     var help = false
 
     static func parse(_ arguments: [String]) throws(ReplayUsageError) -> ReplayOptions {
@@ -206,6 +234,7 @@ struct ReplayOptions: Equatable {
             case "--export": options.export = try value(argument)
             case "--states": options.states = true
             case "--measure": options.measure = true
+            case "--gate": options.gate = true
             case "--help", "-h": options.help = true
             case "--max-changes":
                 let count = try number(argument)

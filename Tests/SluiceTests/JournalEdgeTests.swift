@@ -227,11 +227,12 @@ import Darwin
                     reducer: ledgerReducer
                 )
                 Issue.record("recovery started from the initial state with records missing")
-            } catch .undecodable(let sequence, let description) {
-                #expect(sequence == 30)
-                #expect(description.contains("reducer version 0"))
-                #expect(description.contains("records it covers are gone"))
-                #expect(description.contains("1 older snapshot"))
+            } catch .notRecoverable(let failure) {
+                #expect(failure.skipped.map(\.sequence) == [30, 20])
+                #expect(failure.skipped.allSatisfy { $0.reducerVersion == 0 && !$0.coveredRecordsExist })
+                #expect(failure.description.contains("the snapshot at 30 (reducer version 0)"))
+                #expect(failure.description.contains("the records it covers are gone"))
+                #expect(failure.remedy.contains("declare a state migration from version 0"))
             } catch {
                 Issue.record("unexpected error: \(error)")
             }

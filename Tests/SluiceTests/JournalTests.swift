@@ -175,7 +175,10 @@ import Testing
                             JournalRecovery.SkippedSnapshot(
                                 sequence: 8,
                                 reducerVersion: nil,
-                                error: .corruptRecord(file: snapshots[1], offset: 0)
+                                error: .corruptRecord(file: snapshots[1], offset: 0),
+                                coveredRecordsExist: true,
+                                remedy: "the snapshot is damaged or unreadable; restore it from a backup if its "
+                                    + "records are gone"
                             )
                         ],
                         replayedActions: 6,
@@ -209,8 +212,12 @@ import Testing
                                 error: .undecodable(
                                     sequence: 4,
                                     description: "the snapshot was made by reducer version 0, this recovery reads "
-                                        + "version 2"
-                                )
+                                        + "version 2 and declares no state migration from version 0"
+                                ),
+                                coveredRecordsExist: true,
+                                remedy: "declare a state migration from version 0 (JournalMigrations().state(from: "
+                                    + "0, as: <version 0's State>.self) { ... }), or recover with the build of "
+                                    + "version 0"
                             )
                         ],
                         replayedActions: 10,

@@ -5,7 +5,9 @@
 // the actions that made it and against `JSONDecoder` decoding the same value from memory. The cost of one action's
 // payload, encoded and decoded with the journal's coder and with `JSONEncoder` / `JSONDecoder`, and of a dispatch
 // that a `.none` or `.groupCommit` journal records: for an `.add(Int)` and for a realistic action, a bid (an enum
-// case whose payload is a struct of several fields, two of them strings).
+// case whose payload is a struct of several fields, two of them strings). Recovery with declared migrations: records
+// of the current version with adapters declared that do not apply, and 1,000,000 records of an older version read
+// through an adapter, against the same records read by their own version.
 
 import Benchmark
 import BenchmarkSupport
@@ -70,6 +72,30 @@ func writeReplayJournal() throws -> String {
     journal.close()
     return directory
 }
+
+/// Writes `count` actions to a new journal by a store of `reducerVersion` (which keeps its version with the
+/// records) and returns its directory.
+func writeVersionedJournal(_ name: String, count: Int, reducerVersion: Int) throws -> String {
+    let directory = journalDirectory(name)
+    let journal = try Journal(directory: directory)
+    let store = try Store<Tally, Int>(
+        recoveringFrom: journal,
+        durability: .none,
+        reducerVersion: reducerVersion,
+        initialState: Tally(),
+        reducer: tallyReducer
+    )
+    for _ in 0..<count {
+        store.dispatch(1)
+    }
+    journal.close()
+    return directory
+}
+
+/// Version 2's migrations: an action adapter from version 1 (which wrote `Int`s too), and a state migration.
+let tallyMigrations = JournalMigrations<Tally, Int>()
+    .state(from: 1, as: Tally.self) { $0 }
+    .actions(from: 1, as: Int.self, to: Int.self) { [$0] }
 
 /// The same actions as the journal holds, encoded as the journal encodes them, in memory.
 func encodedActions() throws -> [[UInt8]] {
@@ -312,6 +338,26 @@ let benchmarks: @Sendable () -> Void = {
         try writeReplayJournal()
     }
 
+    // Version 2's records, recovered by version 2 with an adapter from version 1 declared: the records take the
+    // same path as in `Replay-100K`.
+    Benchmark("Replay-100K-adapters-declared", configuration: replay) { benchmark, directory in
+        for _ in benchmark.scaledIterations {
+            let journal = try Journal(directory: directory)
+            let (state, recovery) = try Store<Tally, Int>.recover(
+                from: journal,
+                reducerVersion: 2,
+                migrations: tallyMigrations,
+                initialState: Tally(),
+                reducer: tallyReducer
+            )
+            precondition(recovery.adaptedRecords == 0)
+            journal.close()
+            blackHole(state)
+        }
+    } setup: {
+        try writeVersionedJournal("replay-v2", count: recordedActions, reducerVersion: 2)
+    }
+
     Benchmark("Decode-and-reduce-100K", configuration: replay) { benchmark, payloads in
         var coder = JournalPayloadCoder()
         for _ in benchmark.scaledIterations {
@@ -334,6 +380,46 @@ let benchmarks: @Sendable () -> Void = {
         maxDuration: .seconds(10),
         maxIterations: 5
     )
+
+    // 1,000,000 records of version 1 recovered by version 1 (the reference), and by version 2 through an adapter
+    // that applies to every record.
+    Benchmark("Replay-1M-version-1", configuration: large) { benchmark, directory in
+        for _ in benchmark.scaledIterations {
+            let journal = try Journal(directory: directory)
+            let (state, _) = try Store<Tally, Int>.recover(
+                from: journal,
+                reducerVersion: 1,
+                initialState: Tally(),
+                reducer: tallyReducer
+            )
+            journal.close()
+            blackHole(state)
+        }
+    } setup: {
+        try writeVersionedJournal("replay-1m-v1-reference", count: largeEntries, reducerVersion: 1)
+    } teardown: {
+        removeJournalDirectory("replay-1m-v1-reference")
+    }
+
+    Benchmark("Replay-1M-adapted", configuration: large) { benchmark, directory in
+        for _ in benchmark.scaledIterations {
+            let journal = try Journal(directory: directory)
+            let (state, recovery) = try Store<Tally, Int>.recover(
+                from: journal,
+                reducerVersion: 2,
+                migrations: tallyMigrations,
+                initialState: Tally(),
+                reducer: tallyReducer
+            )
+            precondition(recovery.adaptedRecords == largeEntries)
+            journal.close()
+            blackHole(state)
+        }
+    } setup: {
+        try writeVersionedJournal("replay-1m-v1", count: largeEntries, reducerVersion: 1)
+    } teardown: {
+        removeJournalDirectory("replay-1m-v1")
+    }
 
     Benchmark("Snapshot-1M-Int-Int", configuration: large) { benchmark, directory in
         for _ in benchmark.scaledIterations {

@@ -77,7 +77,7 @@ enum DurabilitySnippets {
             journal.close()
         }
 
-        // Sources/SluiceJournal/SluiceJournal.docc/Durability.md:219
+        // Sources/SluiceJournal/SluiceJournal.docc/Durability.md:221
         try journal.snapshot(store, reducerVersion: 1)
     }
 }
