@@ -536,7 +536,7 @@ public final class StoreHost<ID: Hashable & Sendable, State: Codable & Sendable,
 /// other than ASCII letters, digits, `-`, `_` and `.` (and a leading `.`) written as `%XX`, so that every id names one
 /// directory and no id names `.`, `..` or a path.
 @usableFromInline
-func journalDirectoryName(_ description: String) -> String {
+package func journalDirectoryName(_ description: String) -> String {
     if description.isEmpty { return "%" }
     let hex = Array("0123456789ABCDEF".utf8)
     var name: [UInt8] = []
