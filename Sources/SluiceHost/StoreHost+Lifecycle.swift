@@ -147,7 +147,10 @@ extension StoreHost {
     // MARK: - Passivation
 
     /// Passivates `stores`, each in a task of its own.
-    func startPassivations(_ stores: [(ID, HostedStore<State, Action>)], reason: HostDirectory<ID, State, Action>.Reason) {
+    func startPassivations(
+        _ stores: [(ID, HostedStore<State, Action>)],
+        reason: HostDirectory<ID, State, Action>.Reason
+    ) {
         for (id, hosted) in stores {
             Task { await self.passivate(id, hosted, reason: reason) }
         }

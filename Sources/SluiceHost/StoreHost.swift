@@ -47,9 +47,6 @@ public import SluiceJournal
 public final class StoreHost<ID: Hashable & Sendable, State: Codable & Sendable, Action: Codable & Sendable>:
     @unchecked Sendable
 {
-    /// The store of one id, from its freshly opened journal.
-    public typealias StoreFactory = @Sendable (ID, Journal) throws(JournalError) -> Store<State, Action>
-
     @usableFromInline
     let lock = Lock()
     @usableFromInline @exclusivity(unchecked)
@@ -67,7 +64,7 @@ public final class StoreHost<ID: Hashable & Sendable, State: Codable & Sendable,
     let storage: @Sendable (ID) throws(JournalError) -> any JournalStorage
     let durability: JournalDurability
     let reducerVersion: Int
-    let makeStore: StoreFactory
+    let makeStore: @Sendable (ID, Journal) throws(JournalError) -> Store<State, Action>
     let scheduler: any EffectScheduler
     let sweepInterval: UInt64?
     let ownership: (any StoreOwnership<ID>)?
@@ -173,7 +170,8 @@ public final class StoreHost<ID: Hashable & Sendable, State: Codable & Sendable,
     ) {
         // The store is made here, in the caller's module, so that its dispatch path is specialized for the caller's
         // `State` and `Action` (as `Store`'s own initializers do).
-        let makeStore: StoreFactory = { (id: ID, journal: Journal) throws(JournalError) -> Store<State, Action> in
+        let makeStore: @Sendable (ID, Journal) throws(JournalError) -> Store<State, Action> = {
+            (id: ID, journal: Journal) throws(JournalError) -> Store<State, Action> in
             var onEffectError: (@Sendable (EffectFailure) -> Void)? = nil
             if let onError {
                 onEffectError = { failure in onError(id, failure) }
@@ -215,7 +213,7 @@ public final class StoreHost<ID: Hashable & Sendable, State: Codable & Sendable,
         scheduler: any EffectScheduler,
         ownership: (any StoreOwnership<ID>)?,
         onError: (@Sendable (ID, EffectFailure) -> Void)?,
-        makeStore: @escaping StoreFactory
+        makeStore: @escaping @Sendable (ID, Journal) throws(JournalError) -> Store<State, Action>
     ) {
         if activeLimit < 1 {
             usageError("StoreHost: the active limit must be at least 1, got \(activeLimit).")

@@ -340,7 +340,16 @@ import Testing
             let released = Locked(0)
             let host = Self.makeHost(directory) { _ in
                 let tracker = Tracker(released)
-                return [Middleware { _ in { next in { action in _ = tracker; next(action) } } }]
+                return [
+                    Middleware { _ in
+                        { next in
+                            { action in
+                                _ = tracker
+                                next(action)
+                            }
+                        }
+                    }
+                ]
             }
             for round in 0..<3 {
                 try await host.send(.add(round), to: "a")
