@@ -2,8 +2,8 @@ public import SluiceJournal
 
 /// Why a ``StoreHost`` did not take a request.
 ///
-/// A request that fails with one of these was not applied: the host never hands an action to a store that is shut
-/// down or passivated, and never drops one silently.
+/// A request that fails with one of these was not applied, except where a case says otherwise: the host never hands
+/// an action to a store that is shut down or passivated, and never drops one silently.
 public enum StoreHostError: Error, CustomStringConvertible {
     /// The host was shut down (``StoreHost/shutdown()``): it takes no more requests.
     case shutDown
@@ -14,9 +14,10 @@ public enum StoreHostError: Error, CustomStringConvertible {
     /// error is the one that the hook threw.
     case notOwned(id: String, reason: any Error)
     /// The action was handed to the store, but its durable acknowledgement failed: the journal stopped or closed
-    /// before the action was on stable storage, or a middleware dropped the action.
+    /// before the action was on stable storage (the action may be in the state), or a middleware dropped the action.
     case notDurable(JournalError)
-    /// The task was cancelled while it waited for the store; its action was not applied.
+    /// The task was cancelled while it waited: for the store (the action was not applied), or, in
+    /// ``StoreHost/sendDurably(_:to:)``, for the action's durability (the action was applied and may become durable).
     case cancelled
 
     public var description: String {
@@ -30,7 +31,7 @@ public enum StoreHostError: Error, CustomStringConvertible {
         case .notDurable(let error):
             "the action is not acknowledged as durable: \(error)"
         case .cancelled:
-            "the task was cancelled while it waited for the store; the action was not applied"
+            "the task was cancelled while it waited for the store or for the action's durability"
         }
     }
 }
