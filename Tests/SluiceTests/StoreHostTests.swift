@@ -211,9 +211,12 @@ import Testing
     @Test func aStoreInUseStaysWhileTheLimitPassivatesOthers() async throws {
         try await withTemporaryDirectory { (directory: String) async throws in
             let host = Self.makeHost(directory, activeLimit: 4)
-            for id in 0..<40 {
-                try host.dispatch(.add(1), to: "busy")
-                try host.dispatch(.add(1), to: "id\(id)")
+            // On a thread of its own: a dispatch that waits for a passivation blocks its thread.
+            await onThread {
+                for id in 0..<40 {
+                    try! host.dispatch(.add(1), to: "busy")
+                    try! host.dispatch(.add(1), to: "id\(id)")
+                }
             }
             #expect(host.isActive("busy"))
             await host.shutdown()

@@ -5,6 +5,7 @@
 import Foundation
 import Sluice
 import SluiceHost
+import SluiceJournal
 import SluiceTesting
 import Testing
 
@@ -22,7 +23,7 @@ enum HostingManyStoresSnippets {
         )
         _ = host
 
-        // Sources/SluiceHost/SluiceHost.docc/HostingManyStores.md:29
+        // Sources/SluiceHost/SluiceHost.docc/HostingManyStores.md:30
         try await host.send(.add(item: "book", quantity: 1), to: "alice")
         let total = try await host.send(.add(item: "pen", quantity: 2), to: "alice", reading: { $0.quantity })
         try await host.sendDurably(.checkOut, to: "alice")  // the acknowledgement of a request handler
@@ -30,7 +31,7 @@ enum HostingManyStoresSnippets {
         _ = total
         _ = items
 
-        // Sources/SluiceHost/SluiceHost.docc/HostingManyStores.md:88
+        // Sources/SluiceHost/SluiceHost.docc/HostingManyStores.md:89
         func aQuietCartIsPassivated() async throws {
             let scheduler = TestScheduler()
             let host = StoreHost<String, Cart, CartAction>(
@@ -50,14 +51,14 @@ enum HostingManyStoresSnippets {
         }
         try await aQuietCartIsPassivated()
 
-        // Sources/SluiceHost/SluiceHost.docc/HostingManyStores.md:126
+        // Sources/SluiceHost/SluiceHost.docc/HostingManyStores.md:127
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await host.run() }
             try await host.send(.checkOut, to: "alice")
             group.cancelAll()  // run() shuts the host down: every store is passivated
         }
 
-        // Sources/SluiceHost/SluiceHost.docc/HostingManyStores.md:146
+        // Sources/SluiceHost/SluiceHost.docc/HostingManyStores.md:147
         do {
             struct OnlyMine: StoreOwnership {
                 struct NotMine: Error { let id: String }

@@ -5,13 +5,14 @@
 import Foundation
 import Sluice
 import SluiceHost
+import SluiceJournal
 import SluiceTesting
 import Testing
 
 /// The Swift blocks of Sources/SluiceHost/SluiceHost.docc/SluiceHost.md, in order (compiled; run only where a test calls `snippets()`).
 enum SluiceHostSnippets {
     static func snippets() async throws {
-        // Sources/SluiceHost/SluiceHost.docc/SluiceHost.md:19
+        // Sources/SluiceHost/SluiceHost.docc/SluiceHost.md:20
         let host = StoreHost<String, Counter, CounterAction>(
             directory: dataDirectory,
             durability: .none,
