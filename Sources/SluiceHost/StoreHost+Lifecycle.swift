@@ -1,3 +1,4 @@
+import Dispatch
 import Sluice
 import SluiceJournal
 
@@ -100,10 +101,25 @@ extension StoreHost {
 
     // MARK: - Activation
 
-    /// Activates the store of `id`, marked activating for this caller: consults the ownership hook, opens the
-    /// journal, recovers the store, and makes it active (or passivates it at once if the host shut down meanwhile).
+    /// Activates the store of `id`, marked activating for this caller, on the calling thread: consults the ownership
+    /// hook, opens the journal, recovers the store, and makes it active (or passivates it at once if the host shut
+    /// down meanwhile).
     func activate(_ id: ID) throws(StoreHostError) -> HostedStore<State, Action> {
-        let made = makeHostedStore(id)
+        try install(id, makeHostedStore(id))
+    }
+
+    /// ``activate(_:)`` for a task: the journal is opened and read on one of the host's I/O queues, so that the
+    /// blocking reads (and the directory's `flock`) never hold a thread of Swift's cooperative pool.
+    func activate(_ id: ID) async throws(StoreHostError) -> HostedStore<State, Action> {
+        let made = await onIOQueue(for: id) { self.makeHostedStore(id) }
+        return try install(id, made)
+    }
+
+    /// Makes the store that an activation made active, or frees the id if the activation failed.
+    private func install(
+        _ id: ID,
+        _ made: Result<HostedStore<State, Action>, StoreHostError>
+    ) throws(StoreHostError) -> HostedStore<State, Action> {
         let (activated, woken) = lock.withLock { () -> (Bool, [CheckedContinuation<Void, Never>]) in
             switch made {
             case .success(let hosted):
@@ -122,6 +138,15 @@ extension StoreHost {
             throw .shutDown
         case .failure(let error):
             throw error
+        }
+    }
+
+    /// Runs `body` on the I/O queue of `id` and returns its result: for the work that blocks on the file system
+    /// (opening and reading a journal, writing a snapshot, closing with a sync).
+    func onIOQueue<T: Sendable>(for id: ID, _ body: @escaping @Sendable () -> T) async -> T {
+        let queue = ioQueues[Int(UInt(bitPattern: id.hashValue) % UInt(ioQueues.count))]
+        return await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
+            queue.async { continuation.resume(returning: body()) }
         }
     }
 
@@ -165,16 +190,8 @@ extension StoreHost {
     ) async {
         // Accepted actions and owed runs complete; every later request waits for this passivation.
         await hosted.store.shutdown(timeout: passivationTimeout)
-        let journal = hosted.journal
-        if journal.lastSequence > hosted.snapshotSequence {
-            do throws(JournalError) {
-                try journal.snapshot(hosted.store, reducerVersion: reducerVersion)
-            } catch {
-                // The actions are in the journal: the next activation replays them instead.
-                onError?(id, EffectFailure(error: error, source: .journal))
-            }
-        }
-        journal.close()
+        // The snapshot and the close sync the file system: off the cooperative pool.
+        await onIOQueue(for: id) { self.saveAndClose(id, hosted) }
         if let writer = hosted.writer {
             writer.cancel()
             await writer.value
@@ -185,6 +202,20 @@ extension StoreHost {
             return takeWaiters()
         }
         for waiter in woken { waiter.resume() }
+    }
+
+    /// Writes a snapshot if the journal holds actions after its newest one, then closes the journal.
+    private func saveAndClose(_ id: ID, _ hosted: HostedStore<State, Action>) {
+        let journal = hosted.journal
+        if journal.lastSequence > hosted.snapshotSequence {
+            do throws(JournalError) {
+                try journal.snapshot(hosted.store, reducerVersion: reducerVersion)
+            } catch {
+                // The actions are in the journal: the next activation replays them instead.
+                onError?(id, EffectFailure(error: error, source: .journal))
+            }
+        }
+        journal.close()
     }
 
     // MARK: - Idle time

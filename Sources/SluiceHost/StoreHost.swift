@@ -1,3 +1,4 @@
+import Dispatch
 public import Sluice
 public import SluiceJournal
 
@@ -70,6 +71,10 @@ public final class StoreHost<ID: Hashable & Sendable, State: Codable & Sendable,
     let ownership: (any StoreOwnership<ID>)?
     let passivationTimeout: Duration
     let onError: (@Sendable (ID, EffectFailure) -> Void)?
+    /// Serial queues for the work that blocks on the file system (activations from tasks, snapshots and closes at
+    /// passivation), chosen by the id's hash: custom serial queues get threads of their own when one blocks, and
+    /// never hold a thread of Swift's cooperative pool, which the tasks of every request share.
+    let ioQueues: [DispatchQueue]
 
     /// Creates a host whose stores journal to a directory each, under `directory`.
     ///
@@ -237,12 +242,16 @@ public final class StoreHost<ID: Hashable & Sendable, State: Codable & Sendable,
         self.ownership = ownership
         self.passivationTimeout = passivationTimeout
         self.onError = onError
+        ioQueues = (0..<Self.ioQueueCount).map { DispatchQueue(label: "sluice.store-host.io-\($0)") }
         scheduleSweep()
     }
 
     deinit {
         sweepWork?.cancel()
     }
+
+    /// How many activations, snapshots and closes may block on the file system at once.
+    static var ioQueueCount: Int { 4 }
 
     /// A store is idle once this many sweeps passed without a request, plus the one in which it was last used.
     static var sweepsPerIdleTimeout: Int { 4 }
@@ -490,7 +499,7 @@ public final class StoreHost<ID: Hashable & Sendable, State: Codable & Sendable,
             case .active(let hosted):
                 return hosted
             case .activate:
-                return try activate(id)
+                return try await activate(id)
             case .wait:
                 await waitForChange(after: generation)
             case .passivate(let victims):

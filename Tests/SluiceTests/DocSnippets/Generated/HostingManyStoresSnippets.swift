@@ -31,7 +31,7 @@ enum HostingManyStoresSnippets {
         _ = total
         _ = items
 
-        // Sources/SluiceHost/SluiceHost.docc/HostingManyStores.md:89
+        // Sources/SluiceHost/SluiceHost.docc/HostingManyStores.md:91
         func aQuietCartIsPassivated() async throws {
             let scheduler = TestScheduler()
             let host = StoreHost<String, Cart, CartAction>(
@@ -51,14 +51,14 @@ enum HostingManyStoresSnippets {
         }
         try await aQuietCartIsPassivated()
 
-        // Sources/SluiceHost/SluiceHost.docc/HostingManyStores.md:127
+        // Sources/SluiceHost/SluiceHost.docc/HostingManyStores.md:129
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await host.run() }
             try await host.send(.checkOut, to: "alice")
             group.cancelAll()  // run() shuts the host down: every store is passivated
         }
 
-        // Sources/SluiceHost/SluiceHost.docc/HostingManyStores.md:147
+        // Sources/SluiceHost/SluiceHost.docc/HostingManyStores.md:149
         do {
             struct OnlyMine: StoreOwnership {
                 struct NotMine: Error { let id: String }
