@@ -1,3 +1,5 @@
+public import Sluice
+
 /// The ids of a ``StoreHost`` and the phase of each: the host's state machine, guarded by the host's lock.
 ///
 /// Each mutating function is an event that returns what the host must do next, outside the lock (open a journal,
@@ -18,6 +20,10 @@ struct HostDirectory<ID: Hashable & Sendable, State: Sendable, Action: Sendable>
     struct Slot {
         @usableFromInline
         var phase: Phase
+        /// The store while active (the one of `phase`), kept beside it so that a request reaches the store with no
+        /// further load than the table's.
+        @usableFromInline
+        var store: Store<State, Action>?
         /// The sweep epoch of the last request: the idle time is measured in sweeps.
         @usableFromInline
         var lastEpoch: UInt64
@@ -70,19 +76,20 @@ struct HostDirectory<ID: Hashable & Sendable, State: Sendable, Action: Sendable>
         // Room for a burst of new ids: passivating a few stores at once lets the activations behind the first one
         // proceed without each waiting for a passivation of its own.
         evictionBatch = max(1, activeLimit / 64)
-        slots.reserveCapacity(activeLimit)
-        ring.reserveCapacity(activeLimit)
+        // A table sized for the limit up front would spread a few busy stores over memory that a lookup then misses
+        // in the cache; it grows as stores are activated.
+        slots.reserveCapacity(min(activeLimit, 1024))
     }
 
     /// The store of `id` if it is active, marked as used: the fast path of every request.
     @inlinable
-    mutating func touch(_ id: ID) -> HostedStore<State, Action>? {
-        guard let index = slots.index(forKey: id), case .active(let hosted) = slots.values[index].phase else {
+    mutating func touch(_ id: ID) -> Store<State, Action>? {
+        guard let index = slots.index(forKey: id), let store = slots.values[index].store else {
             return nil
         }
         slots.values[index].used = true
         slots.values[index].lastEpoch = epoch
-        return hosted
+        return store
     }
 
     /// Whether the store of `id` is active.
@@ -116,7 +123,7 @@ struct HostDirectory<ID: Hashable & Sendable, State: Sendable, Action: Sendable>
             }
         }
         if slots.count < activeLimit {
-            slots[id] = Slot(phase: .activating, lastEpoch: epoch, used: true, ringIndex: -1)
+            slots[id] = Slot(phase: .activating, store: nil, lastEpoch: epoch, used: true, ringIndex: -1)
             activating += 1
             return .activate
         }
@@ -137,7 +144,13 @@ struct HostDirectory<ID: Hashable & Sendable, State: Sendable, Action: Sendable>
             return false
         }
         statistics.activations += 1
-        slots[id] = Slot(phase: .active(hosted), lastEpoch: epoch, used: true, ringIndex: ring.count)
+        slots[id] = Slot(
+            phase: .active(hosted),
+            store: hosted.store,
+            lastEpoch: epoch,
+            used: true,
+            ringIndex: ring.count
+        )
         ring.append(id)
         return true
     }
@@ -227,7 +240,7 @@ struct HostDirectory<ID: Hashable & Sendable, State: Sendable, Action: Sendable>
             ring[slot.ringIndex] = last
             slots[last]?.ringIndex = slot.ringIndex
         }
-        slots[id] = Slot(phase: .passivating, lastEpoch: slot.lastEpoch, used: false, ringIndex: -1)
+        slots[id] = Slot(phase: .passivating, store: nil, lastEpoch: slot.lastEpoch, used: false, ringIndex: -1)
         passivating += 1
         return hosted
     }

@@ -271,7 +271,7 @@ public final class StoreHost<ID: Hashable & Sendable, State: Codable & Sendable,
     ///   or ``StoreHostError/notOwned(id:reason:)`` when the store could not be activated.
     @inlinable
     public func dispatch(_ action: Action, to id: ID) throws(StoreHostError) {
-        if let hosted = activeStore(id), hosted.store.dispatch(action) {
+        if let store = activeStore(id), store.dispatch(action) {
             return
         }
         try dispatchWaiting(action, to: id)
@@ -442,7 +442,7 @@ public final class StoreHost<ID: Hashable & Sendable, State: Codable & Sendable,
 
     /// The store of `id` if it is active: the fast path of a request.
     @inlinable
-    func activeStore(_ id: ID) -> HostedStore<State, Action>? {
+    func activeStore(_ id: ID) -> Store<State, Action>? {
         lock.lock()
         defer { lock.unlock() }
         return directory.touch(id)
@@ -487,9 +487,6 @@ public final class StoreHost<ID: Hashable & Sendable, State: Codable & Sendable,
     /// The store of `id`, once active: activates it in this task, or suspends while another request activates or
     /// passivates it.
     func hostedStore(for id: ID) async throws(StoreHostError) -> HostedStore<State, Action> {
-        if let hosted = activeStore(id) {
-            return hosted
-        }
         while true {
             lock.lock()
             let route = directory.route(id)
