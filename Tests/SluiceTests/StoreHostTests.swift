@@ -398,6 +398,21 @@ import Testing
         }
     }
 
+    @Test func theReadingFormsReadTheStateRightAfterTheirAction() async throws {
+        try await withTemporaryDirectory { (directory: String) async throws in
+            let host = Self.makeHost(directory, activeLimit: 1)
+            #expect(try host.dispatch(.add(1), to: "a", reading: { $0.total }) == 1)
+            #expect(try await host.send(.add(2), to: "a", reading: { $0.total }) == 3)
+            #expect(try await host.sendDurably(.add(3), to: "a", reading: { $0.total }) == 6)
+            // Another id takes the only place: "a" is passivated, and the next reading activates it again.
+            #expect(try await host.send(.add(10), to: "b", reading: { $0.total }) == 10)
+            #expect(try await host.sendDurably(.add(4), to: "a", reading: { $0.count }) == 4)
+            #expect(host.statistics.activations == 3)
+            await host.shutdown()
+            #expect(try Self.recovered(directory, "a") == Tally(total: 10, count: 4))
+        }
+    }
+
     @Test func everyIDNamesOneDirectoryInsideTheRoot() {
         #expect(journalDirectoryName("alice") == "alice")
         #expect(journalDirectoryName("order-7_b.v2") == "order-7_b.v2")
