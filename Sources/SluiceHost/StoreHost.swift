@@ -27,8 +27,8 @@ public import SluiceJournal
 ///   or the storage that the host's `storage` closure makes), recovers the store from its newest snapshot and the
 ///   actions after it (an empty journal starts from `initialState(id)`), and keeps it. Requests for the same id that
 ///   arrive meanwhile wait for that activation: an id is activated once, however many requests ask at once.
-/// - **Passivation.** A store that received no request for `idleTimeout` is passivated, and so is the least
-///   recently used one when an activation would pass `activeLimit`: the store is shut down
+/// - **Passivation.** A store that received no request for `idleTimeout` is passivated, and so is one not used
+///   recently (a clock over the active stores) when an activation would pass `activeLimit`: the store is shut down
 ///   (`Store.shutdown(timeout:)`: accepted actions and owed runs complete), a snapshot of its state is written if the
 ///   journal holds actions after its newest snapshot, the journal is closed, and the store is released. A request
 ///   that arrives during a passivation waits for it, then activates the id again: it is never lost, and never handed
@@ -43,8 +43,9 @@ public import SluiceJournal
 /// quarter of `idleTimeout`: a store is passivated after between `idleTimeout` and 1.25 × `idleTimeout` without a
 /// request. A request to an active store takes the host's lock once, to find the store and mark it used.
 ///
-/// `@unchecked Sendable`: the directory is guarded by `lock`, whose condition wakes the threads that wait for a
-/// change in ``dispatch(_:to:)``; the other stored properties are constants.
+/// `@unchecked Sendable`: the directory, the waiting continuations and the pending sweep are guarded by `lock`, whose
+/// condition wakes the threads that wait for a change in ``dispatch(_:to:)``; the other stored properties are
+/// constants.
 public final class StoreHost<ID: Hashable & Sendable, State: Codable & Sendable, Action: Codable & Sendable>:
     @unchecked Sendable
 {

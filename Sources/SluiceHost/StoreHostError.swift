@@ -20,6 +20,7 @@ public enum StoreHostError: Error, CustomStringConvertible {
     /// ``StoreHost/sendDurably(_:to:)``, for the action's durability (the action was applied and may become durable).
     case cancelled
 
+    /// What went wrong, in a sentence that names the id where there is one.
     public var description: String {
         switch self {
         case .shutDown:
