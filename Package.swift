@@ -9,6 +9,8 @@ let package = Package(
         .library(name: "Sluice", targets: ["Sluice"]),
         // The journal: durable actions, snapshots, recovery after a crash, and replay of a recorded journal.
         .library(name: "SluiceJournal", targets: ["SluiceJournal"]),
+        // Many stores in one process, addressed by id: activated on first use, passivated when idle.
+        .library(name: "SluiceHost", targets: ["SluiceHost"]),
         .library(name: "SluiceTesting", targets: ["SluiceTesting"]),
         // The generic `replay` command, a product of its own: a service's executable calls it with its reducer.
         .library(name: "SluiceReplay", targets: ["SluiceReplay"]),
@@ -21,6 +23,7 @@ let package = Package(
         .target(name: "CSluiceSupport"),
         .target(name: "Sluice", dependencies: ["CSluiceSupport"]),
         .target(name: "SluiceJournal", dependencies: ["Sluice", "CSluiceSupport"]),
+        .target(name: "SluiceHost", dependencies: ["Sluice", "SluiceJournal"]),
         .target(name: "SluiceTesting", dependencies: ["Sluice", "SluiceJournal"]),
         .target(name: "SluiceReplay", dependencies: ["Sluice", "SluiceJournal"]),
         .target(name: "SluiceDemoKit", dependencies: ["Sluice", "SluiceJournal"]),
@@ -32,7 +35,9 @@ let package = Package(
         .executableTarget(name: "SluiceJournalCrash", dependencies: ["Sluice", "SluiceJournal"]),
         .testTarget(
             name: "SluiceTests",
-            dependencies: ["Sluice", "SluiceJournal", "SluiceTesting", "SluiceReplay", "SluiceJournalCrash"]
+            dependencies: [
+                "Sluice", "SluiceJournal", "SluiceHost", "SluiceTesting", "SluiceReplay", "SluiceJournalCrash",
+            ]
         ),
         .testTarget(name: "SluiceTestingTests", dependencies: ["Sluice", "SluiceTesting"]),
         // The demo's crash test launches `sluice-demo` and kills it. `Fixtures` holds a journal the demo wrote, which

@@ -34,6 +34,27 @@ let package = Package(
             dependencies: [.product(name: "Sluice", package: sluicePackage)],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // What the `Host` area and `HostRun` share: a discarding journal storage and a host over it.
+        .target(
+            name: "HostSupport",
+            dependencies: [
+                .product(name: "Sluice", package: sluicePackage),
+                .product(name: "SluiceJournal", package: sluicePackage),
+                .product(name: "SluiceHost", package: sluicePackage),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // Not a harness benchmark: a million ids through a store host, and activation latency (see its main.swift).
+        .executableTarget(
+            name: "HostRun",
+            dependencies: [
+                "HostSupport",
+                .product(name: "Sluice", package: sluicePackage),
+                .product(name: "SluiceJournal", package: sluicePackage),
+                .product(name: "SluiceHost", package: sluicePackage),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         // Not a benchmark: times the recovery of a large journal once (see its main.swift).
         .executableTarget(
             name: "JournalRecoveryTime",
@@ -78,7 +99,7 @@ let journalAreas = ["Journal", "Durable"]
 // of that name would hide the Dispatch library.)
 for area in [
     "Floors", "DispatchPath", "Subscribers", "LargeState", "Concurrency", "Modifiers", "ChildReducers", "Journal",
-    "Dependencies", "ServiceChain", "Durable",
+    "Dependencies", "ServiceChain", "Durable", "Host",
 ] {
     package.targets.append(
         .executableTarget(
@@ -88,7 +109,8 @@ for area in [
                 .product(name: "Sluice", package: sluicePackage),
                 "BenchmarkSupport",
                 "ServiceModel",
-            ] + (journalAreas.contains(area) ? [.product(name: "SluiceJournal", package: sluicePackage)] : []),
+            ] + (journalAreas.contains(area) ? [.product(name: "SluiceJournal", package: sluicePackage)] : [])
+                + (area == "Host" ? ["HostSupport", .product(name: "SluiceHost", package: sluicePackage)] : []),
             path: "Benchmarks/\(area)",
             swiftSettings: [.swiftLanguageMode(.v6)],
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Builds the DocC catalogs of the Sluice and SluiceJournal modules with the toolchain's `docc` and fails on any
-# warning: unresolved symbol links in the catalogs' articles and in the `///` comments of Sources/Sluice and
-# Sources/SluiceJournal, missing articles, and other diagnostics. No swift-docc-plugin: the package has no
-# dependencies.
+# Builds the DocC catalogs of the Sluice, SluiceJournal and SluiceHost modules with the toolchain's `docc` and fails
+# on any warning: unresolved symbol links in the catalogs' articles and in the `///` comments of Sources/Sluice,
+# Sources/SluiceJournal and Sources/SluiceHost, missing articles, and other diagnostics. No swift-docc-plugin: the
+# package has no dependencies.
 #
-#   bash scripts/docs.sh                # writes docs-output/Sluice.doccarchive and docs-output/SluiceJournal.doccarchive
+#   bash scripts/docs.sh                # writes docs-output/<Module>.doccarchive for each module
 #   SLUICE_DOCS_OUTPUT=/tmp/x bash scripts/docs.sh
 #
 # Browse the result with a static file server, or open an archive in Xcode. Each module is its own catalog: a link
@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 output="${SLUICE_DOCS_OUTPUT:-docs-output}"
-modules=(Sluice SluiceJournal)
+modules=(Sluice SluiceJournal SluiceHost)
 
 # Find docc next to the swift driver (the toolchain's), or on PATH.
 docc="$(dirname "$(readlink -f "$(command -v swift)")")/docc"
@@ -28,13 +28,13 @@ if [[ -z "$docc" || ! -x "$docc" ]]; then
 fi
 
 echo "== symbol graphs (public symbols of ${modules[*]})"
-# Builds SluiceJournal, and with it Sluice, in a build folder of its own (.build-docs, so the flags below never
-# invalidate .build), and has the compiler write the modules' symbol graphs as it builds them; an extension of
-# another module's type gets an extension block, which DocC needs to document it. Nothing else needs to be built
-# first: this is the first command that works on a fresh clone.
+# Builds SluiceHost, and with it SluiceJournal and Sluice, in a build folder of its own (.build-docs, so the flags
+# below never invalidate .build), and has the compiler write the modules' symbol graphs as it builds them; an
+# extension of another module's type gets an extension block, which DocC needs to document it. Nothing else needs to
+# be built first: this is the first command that works on a fresh clone.
 all_graphs=".build-docs/symbol-graphs"
 build_for_graphs() {
-    swift build --target SluiceJournal --scratch-path .build-docs \
+    swift build --target SluiceHost --scratch-path .build-docs \
         -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$PWD/$all_graphs" \
         -Xswiftc -symbol-graph-minimum-access-level -Xswiftc public \
         -Xswiftc -symbol-graph-skip-synthesized-members -Xswiftc -emit-extension-block-symbols >/dev/null

@@ -34,9 +34,10 @@ import Testing
 //   follows the block, so that a test that runs `snippets()` runs the document's tests too; and every `let`/`var` at a block's top level is
 //   followed by `_ = name`, so that a value the example only shows is not an unused variable warning.
 // - Documents whose snippets run (their examples do what the prose says): README.md, ReducerComposition.md,
-//   ServicesAndDependencies.md, TestingWithTestScheduler.md, PerKey.md, DeadlinesAndTimers.md and
-//   EvolvingAJournaledService.md
-//   (`readmeSnippetsRun` and `articleSnippetsRun` below). The others need a service, an endless loop or output on standard error to run, and are compiled only.
+//   ServicesAndDependencies.md, TestingWithTestScheduler.md, PerKey.md, DeadlinesAndTimers.md,
+//   EvolvingAJournaledService.md, SluiceHost.md and HostingManyStores.md (`readmeSnippetsRun` and
+//   `articleSnippetsRun` below). The others need a service, an endless loop or output on standard error to run, and
+//   are compiled only.
 // - The generated files are not formatted (`swift-format-ignore-file`): they are the documents' code as written.
 
 @Suite struct DocSnippetTests {
@@ -86,6 +87,8 @@ import Testing
         try await DeadlinesAndTimersSnippets.snippets()
         defer { try? FileManager.default.removeItem(atPath: EvolvingAJournaledServiceSnippets.dataDirectory) }
         try await EvolvingAJournaledServiceSnippets.snippets()
+        try await SluiceHostSnippets.snippets()
+        try await HostingManyStoresSnippets.snippets()
     }
 
     // The extractor itself, on small documents.

@@ -10,7 +10,7 @@ import Testing
 /// The Swift blocks of README.md, in order (compiled; run only where a test calls `snippets()`).
 enum READMESnippets {
     static func snippets() async throws {
-        // README.md:51
+        // README.md:52
         struct AppState: Sendable {
             var count = 0
             var history: [Int] = []
