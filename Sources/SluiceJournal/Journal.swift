@@ -40,6 +40,11 @@ public final class Journal: @unchecked Sendable {
     @usableFromInline
     static let pendingLimit = 65_536
 
+    /// ``pendingLimit``, or a smaller one that a test set (``limitPendingActions(to:)``), so that it reaches the
+    /// limit with few actions. Read and written with `stateLock` held.
+    @usableFromInline @exclusivity(unchecked)
+    var pendingActionLimit = Journal.pendingLimit
+
     private let onError: @Sendable (JournalError) -> Void
     @usableFromInline
     let stateLock = Lock()
@@ -552,6 +557,12 @@ public final class Journal: @unchecked Sendable {
         }
     }
 
+    /// Makes a `.groupCommit` dispatch wait for the writer from `limit` pending actions on, instead of
+    /// ``pendingLimit``: for tests of the backpressure that must not take tens of thousands of actions to get there.
+    package func limitPendingActions(to limit: Int) {
+        stateLock.withLock { pendingActionLimit = limit }
+    }
+
     /// The slow path of ``ActionBuffer/append(_:)``, entered with `stateLock` held when the journal has stopped or
     /// too many actions are pending; returns without it.
     @usableFromInline
@@ -559,7 +570,7 @@ public final class Journal: @unchecked Sendable {
         // Backpressure: a writer that falls behind slows the dispatches down instead of letting the pending
         // actions grow without bound. The writer runs on its own thread and takes the whole batch at once, so the
         // wait lasts at most one batch's write and sync.
-        while buffer.actions.count >= Self.pendingLimit && !hasStopped {
+        while buffer.actions.count >= pendingActionLimit && !hasStopped {
             producersWaiting += 1
             stateLock.wait()
             producersWaiting -= 1
@@ -852,7 +863,7 @@ final class ActionBuffer<Action: Encodable & Sendable>: PendingActions, @uncheck
     func append(_ action: Action) -> Bool {
         let journal = self.journal
         journal.stateLock.lock()
-        if _slowPath(journal.hasStopped || actions.count >= Journal.pendingLimit) {
+        if _slowPath(journal.hasStopped || actions.count >= journal.pendingActionLimit) {
             return journal.appendSlowly(action, to: self)
         }
         let sequence = journal.nextSequence
