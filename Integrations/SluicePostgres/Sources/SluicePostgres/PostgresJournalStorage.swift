@@ -783,6 +783,7 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
         let task = Task { [weak self] in
             var connection: PostgresConnection? = lockConnection
             var holdsLock = holdsLock
+            var isPrepared = false
             let id = configuration.storeID
             defer {
                 if let toClose = connection { Task { try? await toClose.close() } }
@@ -800,13 +801,15 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
                             primaryOnly: true
                         )
                         holdsLock = false
+                        isPrepared = false
                     }
                     guard let current = connection else { continue }
                     // Each statement is abandoned when the connection closes: the keeper then connects again on its
                     // next round instead of waiting for ever (see `PostgresConnection+UnlessClosed.swift`).
-                    let round = try await current.unlessClosed { [holdsLock] in
+                    let round = try await current.unlessClosed { [holdsLock, isPrepared] in
                         try await Self.keepLease(
                             on: current,
+                            isPrepared: isPrepared,
                             holdsLock: holdsLock,
                             storeID: id,
                             epoch: epoch,
@@ -814,6 +817,7 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
                         )
                     }
                     holdsLock = round.holdsLock
+                    isPrepared = true
                     if let currentEpoch = round.fencedBy {
                         self?.stop(
                             .fenced(storeID: id, epoch: UInt64(epoch), currentEpoch: UInt64(column: currentEpoch))
@@ -833,14 +837,26 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
     /// One round of the lease keeper on `connection`: takes the advisory lock if it does not hold it, and renews
     /// the lease if the head row still carries `epoch`. Returns whether it holds the lock, and the current epoch
     /// when another writer has taken the stream (`nil` when the lease was renewed).
+    ///
+    /// The renewal does not wait for the synchronous standbys (`synchronous_commit = local`, set once per connection
+    /// unless `isPrepared`): a commit that waits for them holds the head row's lock meanwhile, and during a standby
+    /// outage the writer's own transaction, which confirms a batch by waiting for the standbys at its `COMMIT`, would
+    /// wait for that lock instead. A renewal that a failover loses changes nothing: the advisory lock does not
+    /// survive a failover either, and the epoch, not the lease, fences the old writer.
     private static func keepLease(
         on connection: PostgresConnection,
+        isPrepared: Bool,
         holdsLock: Bool,
         storeID id: String,
         epoch: Int64,
         lease: Duration
     ) async throws -> (holdsLock: Bool, fencedBy: Int64?) {
         let logger = PostgresLink.logger
+        if !isPrepared {
+            try await connection.abandoningOnCancel {
+                for try await _ in try await connection.query("SET synchronous_commit = local", logger: logger) {}
+            }
+        }
         var holdsLock = holdsLock
         if !holdsLock {
             holdsLock = try await connection.abandoningOnCancel {
