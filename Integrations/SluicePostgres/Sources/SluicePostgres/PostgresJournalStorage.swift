@@ -740,9 +740,10 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
     }
 
     /// Runs `query`, a read or a write that may be made twice (fenced on the epoch when it writes), on the
-    /// writer's connection; when it fails (the connection closed or gave no answer in time, say a failover), runs
-    /// it once more on a new connection to whichever endpoint is the primary, reached within
-    /// ``PostgresJournalConfiguration/reconnectTimeout``.
+    /// writer's connection; when it fails for any reason (the connection closed or gave no answer in time, say a
+    /// failover, or the server refused it), runs it once more on a new connection to whichever endpoint is the
+    /// primary, reached within ``PostgresJournalConfiguration/reconnectTimeout``, and throws `.database` with both
+    /// errors when that fails too.
     private func run(_ query: PostgresQuery, operation: String) throws(JournalError) -> PostgresQueryResult {
         try checkHealthy()
         guard let first = lock.withLock({ connection }) else {
