@@ -133,7 +133,8 @@ stop_servers
 # Each failover test stops the primary and promotes the standby: each gets new servers. Set
 # SLUICE_PG_FAILOVER_RUNS to run them more than once.
 for run in $(seq 1 "${SLUICE_PG_FAILOVER_RUNS:-1}"); do
-    for test in writerContinuesOnPromotedStandby commitThatOnlyThePrimaryHeldIsNotAcknowledged; do
+    for test in writerContinuesOnPromotedStandby commitThatOnlyThePrimaryHeldIsNotAcknowledged \
+        idleWriterSnapshotsAndKeepsItsLeaseOnPromotedStandby; do
         start_servers
         echo "== swift test (SluicePostgres): the database failover, $test (run $run)"
         SLUICE_PG_FAILOVER=1 timeout 240 swift test "${scratch[@]}" --skip-build --filter "DatabaseFailoverTests/$test"

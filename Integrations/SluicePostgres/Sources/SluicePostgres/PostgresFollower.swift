@@ -48,6 +48,9 @@ public final class PostgresFollower<State: Sendable & Decodable, Action: Sendabl
     public let store: Store<State, FollowerRecord<State, Action>>
     private let reducerVersion: Int
     private let lock = NSLock()
+    /// Held while records are dispatched to ``store`` and handed to `onApply`: ``catchUp()`` and ``run()`` read at
+    /// once, and apply one after the other.
+    private let applying = NSLock()
     // Guarded by `lock`.
     private var applied: UInt64
     private var committedHead: UInt64
@@ -164,6 +167,8 @@ public final class PostgresFollower<State: Sendable & Decodable, Action: Sendabl
 
     /// Applies every committed record now (one range query); for tests and for a reader that needs the latest
     /// state.
+    ///
+    /// Safe beside a running ``run()`` and other calls of this: each record is applied once, in sequence order.
     public func catchUp() async throws(PostgresJournalError) {
         try await withNewConnection(reading: "records of \(configuration.storeID)") { connection in
             try await self.catchUp(on: connection)
@@ -390,22 +395,30 @@ public final class PostgresFollower<State: Sendable & Decodable, Action: Sendabl
         }
     }
 
-    /// Applies `actions`, the records after `from`, through the replica store; called by one task at a time.
+    /// Applies `actions`, the records after `from`, through the replica store, skipping those that another read
+    /// applied since this one began (``catchUp()`` beside ``run()``, each reading from the last applied sequence):
+    /// each record is applied once, and the reads that overlap apply one at a time.
     private func apply(_ actions: [Action], from: UInt64) {
-        for (offset, action) in actions.enumerated() {
-            store.dispatch(FollowerRecord(.action(action), sequence: from + UInt64(offset) + 1))
-        }
-        let (handler, last) = lock.withLock {
-            applied = from + UInt64(actions.count)
-            if applied > committedHead { committedHead = applied }
-            if applied >= committedHead, let since = waitingSince {
-                lastCatchUpDuration = ContinuousClock.now - since
-                waitingSince = nil
+        applying.withLock {
+            let already = lock.withLock { applied }
+            let skipped = already > from ? Int(min(already - from, UInt64(actions.count))) : 0
+            guard skipped < actions.count else { return }
+            let start = from + UInt64(skipped)
+            for (offset, action) in actions.dropFirst(skipped).enumerated() {
+                store.dispatch(FollowerRecord(.action(action), sequence: start + UInt64(offset) + 1))
             }
-            return (onApplyHandler, applied)
-        }
-        if let handler {
-            for sequence in (from + 1)...last { handler(sequence) }
+            let (handler, last) = lock.withLock {
+                applied = from + UInt64(actions.count)
+                if applied > committedHead { committedHead = applied }
+                if applied >= committedHead, let since = waitingSince {
+                    lastCatchUpDuration = ContinuousClock.now - since
+                    waitingSince = nil
+                }
+                return (onApplyHandler, applied)
+            }
+            if let handler {
+                for sequence in (start + 1)...last { handler(sequence) }
+            }
         }
     }
 }

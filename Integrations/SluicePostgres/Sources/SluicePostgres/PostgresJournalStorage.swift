@@ -39,7 +39,11 @@ import SluiceJournal
 ///   `pg_read_all_stats` (or `pg_monitor`), or a superuser; ``acquire()`` refuses it otherwise.
 ///
 /// The seam is synchronous: each call waits for its statement on the calling thread (never on one of
-/// PostgresNIO's event loops).
+/// PostgresNIO's event loops), until the statement completes, its connection closes or
+/// ``PostgresJournalConfiguration/statementTimeout`` passes: PostgresNIO never answers a statement sent on a
+/// connection that has closed. An append whose connection closed is resolved as above; a snapshot, a compaction or a
+/// read runs once more on a new connection to the primary. The lease keeper, on the second connection, connects
+/// again on its next round.
 public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
     /// Where the stream lives.
     public let configuration: PostgresJournalConfiguration
@@ -88,6 +92,11 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
         lock.withLock { failure }
     }
 
+    /// The connection that the appends use (internal for the tests, which close it under the writer).
+    var appendConnection: PostgresConnection? {
+        lock.withLock { connection }
+    }
+
     /// Takes the stream over: increments its epoch once the current writer is gone (its session ended) or its
     /// lease ran out, waiting up to ``PostgresJournalConfiguration/acquireWait`` for that.
     ///
@@ -110,7 +119,7 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
         let writerConnection = try connectPrimary()
         // A connection must be closed before it is released: every way out below closes the ones it made.
         do {
-            try PostgresSchema.create(on: writerConnection, logger: logger)
+            try PostgresSchema.create(on: writerConnection, timeout: configuration.statementTimeout, logger: logger)
         } catch {
             try? writerConnection.close().wait()
             throw .database(operation: "creating the sluice tables", description: String(reflecting: error))
@@ -129,29 +138,39 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
             let row: (Int64, Int64)?
             do {
                 gotLock =
-                    try lockConnection.query(
-                        "SELECT pg_try_advisory_lock(hashtextextended(\(id), 0))",
-                        logger: logger
-                    ).wait().first?.decode(Bool.self) ?? false
+                    try wait(
+                        for: lockConnection.query(
+                            "SELECT pg_try_advisory_lock(hashtextextended(\(id), 0))",
+                            logger: logger
+                        ),
+                        on: lockConnection
+                    ).first?.decode(Bool.self) ?? false
                 // A new stream's lease runs from its creation: only the writer that holds the advisory lock takes
                 // it, and no other writer that finds the new row before that writer raised its epoch.
-                _ = try writerConnection.query(
-                    """
-                    INSERT INTO sluice_streams (store_id, lease_until)
-                    VALUES (\(id), clock_timestamp() + \(configuration.lease.milliseconds) * interval '1 millisecond')
-                    ON CONFLICT DO NOTHING
-                    """,
-                    logger: logger
-                ).wait()
-                row = try writerConnection.query(
-                    """
-                    UPDATE sluice_streams SET epoch = epoch + 1, writer = \(configuration.writerName),
-                        lease_until = clock_timestamp() + \(configuration.lease.milliseconds) * interval '1 millisecond'
-                    WHERE store_id = \(id) AND (\(gotLock) OR lease_until < clock_timestamp())
-                    RETURNING epoch, head
-                    """,
-                    logger: logger
-                ).wait().first?.decode((Int64, Int64).self)
+                _ = try wait(
+                    for: writerConnection.query(
+                        """
+                        INSERT INTO sluice_streams (store_id, lease_until)
+                        VALUES (\(id), clock_timestamp() + \(configuration.lease.milliseconds) * interval '1 millisecond')
+                        ON CONFLICT DO NOTHING
+                        """,
+                        logger: logger
+                    ),
+                    on: writerConnection
+                )
+                row = try wait(
+                    for: writerConnection.query(
+                        """
+                        UPDATE sluice_streams SET epoch = epoch + 1, writer = \(configuration.writerName),
+                            lease_until = clock_timestamp()
+                                + \(configuration.lease.milliseconds) * interval '1 millisecond'
+                        WHERE store_id = \(id) AND (\(gotLock) OR lease_until < clock_timestamp())
+                        RETURNING epoch, head
+                        """,
+                        logger: logger
+                    ),
+                    on: writerConnection
+                ).first?.decode((Int64, Int64).self)
             } catch {
                 try? lockConnection.close().wait()
                 try? writerConnection.close().wait()
@@ -167,10 +186,13 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
                 return
             }
             if ContinuousClock.now >= deadline {
-                let holder = try? writerConnection.query(
-                    "SELECT epoch, writer FROM sluice_streams WHERE store_id = \(id)",
-                    logger: logger
-                ).wait().first?.decode((Int64, String).self)
+                let holder = try? wait(
+                    for: writerConnection.query(
+                        "SELECT epoch, writer FROM sluice_streams WHERE store_id = \(id)",
+                        logger: logger
+                    ),
+                    on: writerConnection
+                ).first?.decode((Int64, String).self)
                 try? lockConnection.close().wait()
                 try? writerConnection.close().wait()
                 throw .heldByAnotherWriter(
@@ -416,26 +438,16 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
     /// How many times one batch is sent before its error stops the writer.
     private static let maxAttempts = 20
 
-    /// Waits for `future`, at most ``PostgresJournalConfiguration/statementTimeout``; on a timeout closes
-    /// `connection` (whose outcome is then unknown) and throws ``StatementTimedOut``.
+    /// Waits for `future`, a statement on `connection`: at most ``PostgresJournalConfiguration/statementTimeout``
+    /// (then closes `connection` and throws ``StatementTimedOut``), and no longer than `connection` stays open
+    /// (then throws `PostgresError.connectionClosed`). Either way the statement's outcome is unknown; PostgresNIO
+    /// never completes a statement sent on a connection that has closed, and a writer waiting for one would hold its
+    /// caller for ever.
     private func wait<Value: Sendable>(
         for future: EventLoopFuture<Value>,
         on connection: PostgresConnection
     ) throws -> Value {
-        let done = DispatchSemaphore(value: 0)
-        let outcome = OutcomeBox<Value>()
-        future.whenComplete { result in
-            outcome.set(result)
-            done.signal()
-        }
-        let timeout = configuration.statementTimeout
-        let nanoseconds = max(0, Int(timeout.milliseconds)) * 1_000_000
-        if done.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .timedOut {
-            let closing: EventLoopFuture<Void> = connection.close()
-            _ = closing
-            throw StatementTimedOut(after: timeout)
-        }
-        return try outcome.get()
+        try connection.waitUnlessClosed(for: future, timeout: configuration.statementTimeout)
     }
 
     /// After an append matched nothing or its outcome is unknown, reads the head row and the batch's records:
@@ -589,13 +601,16 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
         let readable: Bool
         do {
             readable =
-                try connection.query(
-                    """
-                    SELECT current_setting('synchronous_standby_names') = ''
-                        OR pg_has_role('pg_read_all_stats', 'USAGE')
-                    """,
-                    logger: logger
-                ).wait().first?.decode(Bool.self) ?? false
+                try wait(
+                    for: connection.query(
+                        """
+                        SELECT current_setting('synchronous_standby_names') = ''
+                            OR pg_has_role('pg_read_all_stats', 'USAGE')
+                        """,
+                        logger: logger
+                    ),
+                    on: connection
+                ).first?.decode(Bool.self) ?? false
         } catch {
             throw .database(operation: "checking replication", description: String(reflecting: error))
         }
@@ -700,16 +715,19 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
             username: configuration.username,
             password: configuration.password,
             database: configuration.database,
-            primaryOnly: true
+            primaryOnly: true,
+            statementTimeout: configuration.statementTimeout
         )
         // A writer stopped between an append's BEGIN and COMMIT (SIGSTOP, a hung process) would hold the head
         // row's lock, and a standby's takeover would wait for it for ever: the server ends a transaction left idle
         // for a lease (the writer then reconnects and resolves the append's outcome, as after any lost connection).
         let timeout = "\(max(configuration.lease.milliseconds, 1))ms"
-        _ = try? connection.query("SET idle_in_transaction_session_timeout = '\(unescaped: timeout)'", logger: logger)
-            .wait()
+        _ = try? wait(
+            for: connection.query("SET idle_in_transaction_session_timeout = '\(unescaped: timeout)'", logger: logger),
+            on: connection
+        )
         do {
-            _ = try connection.query(SynchronousReplication.prepare, logger: logger).wait()
+            _ = try wait(for: connection.query(SynchronousReplication.prepare, logger: logger), on: connection)
         } catch {
             try? connection.close().wait()
             throw .database(operation: "preparing the replication check", description: String(reflecting: error))
@@ -721,16 +739,29 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
         if let failure = lock.withLock({ failure }) { throw failure.journalError }
     }
 
+    /// Runs `query`, a read or a write that may be made twice (fenced on the epoch when it writes), on the
+    /// writer's connection; when it fails for any reason (the connection closed or gave no answer in time, say a
+    /// failover, or the server refused it), runs it once more on a new connection to whichever endpoint is the
+    /// primary, reached within ``PostgresJournalConfiguration/reconnectTimeout``, and throws `.database` with both
+    /// errors when that fails too.
     private func run(_ query: PostgresQuery, operation: String) throws(JournalError) -> PostgresQueryResult {
         try checkHealthy()
-        guard let connection = lock.withLock({ connection }) else {
+        guard let first = lock.withLock({ connection }) else {
             throw PostgresJournalError.database(operation: operation, description: "not acquired").journalError
         }
         do {
-            return try connection.query(query, logger: logger).wait()
+            return try wait(for: first.query(query, logger: logger), on: first)
         } catch {
-            throw PostgresJournalError.database(operation: operation, description: String(reflecting: error))
-                .journalError
+            let description = String(reflecting: error)
+            do {
+                let fresh = try reconnect(until: ContinuousClock.now + configuration.reconnectTimeout, after: error)
+                return try wait(for: fresh.query(query, logger: logger), on: fresh)
+            } catch {
+                throw PostgresJournalError.database(
+                    operation: operation,
+                    description: "\(description); again on a new connection: \(String(reflecting: error))"
+                ).journalError
+            }
         }
     }
 
@@ -753,7 +784,7 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
         let task = Task { [weak self] in
             var connection: PostgresConnection? = lockConnection
             var holdsLock = holdsLock
-            let logger = PostgresLink.logger
+            var isPrepared = false
             let id = configuration.storeID
             defer {
                 if let toClose = connection { Task { try? await toClose.close() } }
@@ -771,37 +802,24 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
                             primaryOnly: true
                         )
                         holdsLock = false
+                        isPrepared = false
                     }
                     guard let current = connection else { continue }
-                    if !holdsLock {
-                        for try await value in try await current.query(
-                            "SELECT pg_try_advisory_lock(hashtextextended(\(id), 0))",
-                            logger: logger
-                        ).decode(Bool.self) {
-                            holdsLock = value
-                        }
-                    }
-                    var renewed = false
-                    var currentEpoch: Int64 = 0
-                    for try await value in try await current.query(
-                        """
-                        SELECT epoch = \(epoch), epoch FROM sluice_streams WHERE store_id = \(id)
-                        """,
-                        logger: logger
-                    ).decode((Bool, Int64).self) {
-                        renewed = value.0
-                        currentEpoch = value.1
-                    }
-                    if renewed {
-                        try await current.query(
-                            """
-                            UPDATE sluice_streams SET lease_until = clock_timestamp()
-                                + \(configuration.lease.milliseconds) * interval '1 millisecond'
-                            WHERE store_id = \(id) AND epoch = \(epoch)
-                            """,
-                            logger: logger
+                    // Each statement is abandoned when the connection closes: the keeper then connects again on its
+                    // next round instead of waiting for ever (see `PostgresConnection+UnlessClosed.swift`).
+                    let round = try await current.unlessClosed { [holdsLock, isPrepared] in
+                        try await Self.keepLease(
+                            on: current,
+                            isPrepared: isPrepared,
+                            holdsLock: holdsLock,
+                            storeID: id,
+                            epoch: epoch,
+                            lease: configuration.lease
                         )
-                    } else {
+                    }
+                    holdsLock = round.holdsLock
+                    isPrepared = true
+                    if let currentEpoch = round.fencedBy {
                         self?.stop(
                             .fenced(storeID: id, epoch: UInt64(epoch), currentEpoch: UInt64(column: currentEpoch))
                         )
@@ -816,25 +834,67 @@ public final class PostgresJournalStorage: JournalStorage, @unchecked Sendable {
         }
         lock.withLock { keeper = task }
     }
-}
 
-/// A statement got no answer within ``PostgresJournalConfiguration/statementTimeout``: its outcome is unknown.
-private struct StatementTimedOut: Error {
-    var after: Duration
-}
-
-/// The outcome of a future, handed from the event loop to the waiting thread (the semaphore orders the two).
-private final class OutcomeBox<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var result: Result<Value, any Error>?
-
-    func set(_ result: Result<Value, any Error>) {
-        lock.withLock { self.result = result }
-    }
-
-    func get() throws -> Value {
-        guard let result = lock.withLock({ result }) else { throw StatementTimedOut(after: .zero) }
-        return try result.get()
+    /// One round of the lease keeper on `connection`: takes the advisory lock if it does not hold it, and renews
+    /// the lease if the head row still carries `epoch`. Returns whether it holds the lock, and the current epoch
+    /// when another writer has taken the stream (`nil` when the lease was renewed).
+    ///
+    /// The renewal does not wait for the synchronous standbys (`synchronous_commit = local`, set once per connection
+    /// unless `isPrepared`): a commit that waits for them holds the head row's lock meanwhile, and during a standby
+    /// outage the writer's own transaction, which confirms a batch by waiting for the standbys at its `COMMIT`, would
+    /// wait for that lock instead. A renewal that a failover loses changes nothing: the advisory lock does not
+    /// survive a failover either, and the epoch, not the lease, fences the old writer.
+    private static func keepLease(
+        on connection: PostgresConnection,
+        isPrepared: Bool,
+        holdsLock: Bool,
+        storeID id: String,
+        epoch: Int64,
+        lease: Duration
+    ) async throws -> (holdsLock: Bool, fencedBy: Int64?) {
+        let logger = PostgresLink.logger
+        if !isPrepared {
+            try await connection.abandoningOnCancel {
+                for try await _ in try await connection.query("SET synchronous_commit = local", logger: logger) {}
+            }
+        }
+        var holdsLock = holdsLock
+        if !holdsLock {
+            holdsLock = try await connection.abandoningOnCancel {
+                var holds = false
+                for try await value in try await connection.query(
+                    "SELECT pg_try_advisory_lock(hashtextextended(\(id), 0))",
+                    logger: logger
+                ).decode(Bool.self) {
+                    holds = value
+                }
+                return holds
+            }
+        }
+        let (current, currentEpoch) = try await connection.abandoningOnCancel {
+            var current = false
+            var currentEpoch: Int64 = 0
+            for try await value in try await connection.query(
+                "SELECT epoch = \(epoch), epoch FROM sluice_streams WHERE store_id = \(id)",
+                logger: logger
+            ).decode((Bool, Int64).self) {
+                current = value.0
+                currentEpoch = value.1
+            }
+            return (current, currentEpoch)
+        }
+        guard current else { return (holdsLock, currentEpoch) }
+        try await connection.abandoningOnCancel {
+            for try await _ in try await connection.query(
+                """
+                UPDATE sluice_streams SET lease_until = clock_timestamp()
+                    + \(lease.milliseconds) * interval '1 millisecond'
+                WHERE store_id = \(id) AND epoch = \(epoch)
+                """,
+                logger: logger
+            ) {}
+        }
+        return (holdsLock, nil)
     }
 }
 

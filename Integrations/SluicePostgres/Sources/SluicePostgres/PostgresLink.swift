@@ -40,13 +40,14 @@ enum PostgresSchema {
     ]
 
     /// Creates the tables; two processes racing to create them both succeed (the loser sees a unique violation
-    /// on the catalog, retried once).
-    static func create(on connection: PostgresConnection, logger: Logger) throws {
+    /// on the catalog, retried once). Each statement fails when the connection closes or after `timeout` (see
+    /// `PostgresConnection.waitUnlessClosed(for:timeout:)`).
+    static func create(on connection: PostgresConnection, timeout: Duration, logger: Logger) throws {
         for statement in statements {
             do {
-                _ = try connection.query(statement, logger: logger).wait()
+                _ = try connection.waitUnlessClosed(for: connection.query(statement, logger: logger), timeout: timeout)
             } catch {
-                _ = try connection.query(statement, logger: logger).wait()
+                _ = try connection.waitUnlessClosed(for: connection.query(statement, logger: logger), timeout: timeout)
             }
         }
     }
@@ -83,13 +84,15 @@ enum PostgresLink {
         return configuration
     }
 
-    /// Connects to the first endpoint that is a primary (or, with `primaryOnly == false`, that answers).
+    /// Connects to the first endpoint that is a primary (or, with `primaryOnly == false`, that answers); the
+    /// question whether it is one fails when the connection closes, or after `statementTimeout`.
     static func connect(
         _ endpoints: [PostgresEndpoint],
         username: String,
         password: String?,
         database: String,
-        primaryOnly: Bool
+        primaryOnly: Bool,
+        statementTimeout: Duration
     ) throws(PostgresJournalError) -> PostgresConnection {
         var lastError = "no endpoint"
         for endpoint in endpoints {
@@ -106,8 +109,17 @@ enum PostgresLink {
                     logger: logger
                 ).wait()
                 if !primaryOnly { return connection }
-                let rows = try connection.query("SELECT pg_is_in_recovery()", logger: logger).wait()
-                let inRecovery = try rows.first?.decode(Bool.self) ?? true
+                let inRecovery: Bool
+                do {
+                    inRecovery =
+                        try connection.waitUnlessClosed(
+                            for: connection.query("SELECT pg_is_in_recovery()", logger: logger),
+                            timeout: statementTimeout
+                        ).first?.decode(Bool.self) ?? true
+                } catch {
+                    try? connection.close().wait()
+                    throw error
+                }
                 if !inRecovery { return connection }
                 lastError = "\(endpoint) is in recovery (a standby)"
                 try? connection.close().wait()

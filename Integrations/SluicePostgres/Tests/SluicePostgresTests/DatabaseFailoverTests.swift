@@ -67,6 +67,43 @@ struct DatabaseFailoverTests {
         #expect(connectionStorage.epoch > storage.epoch, "the checking journal did not take over")
     }
 
+    /// The primary crashes while the writer is idle and the standby is promoted: the writer's next snapshot (which
+    /// holds back the appends while it is written) is written on the promoted standby, the appends go on there, and
+    /// the lease keeper takes the advisory lock on it. Each call runs under a watchdog: a writer that waits for an
+    /// answer on its closed connection never returns.
+    @Test func idleWriterSnapshotsAndKeepsItsLeaseOnPromotedStandby() async throws {
+        let storeID = TestDatabase.uniqueStoreID("failover-idle")
+        let storage = try PostgresJournalStorage(configuration: TestDatabase.configuration(storeID))
+        // Closed at the end, not on the way out: after a call that never returned, closing would wait for it too.
+        let journal = try Journal(storage: storage)
+        let store = try ledgerStore(recoveringFrom: journal, durability: .everyAction)
+        for sequence in 1...10 { store.dispatch(.add(sequence % 997)) }
+        try #require(journal.durableThrough == 10)
+        try TestDatabase.stop(.primary, mode: "immediate")
+        try TestDatabase.promoteStandby()
+
+        let snapshot = try #require(
+            await blockingOutcome(within: .seconds(90)) { try journal.snapshot(store) },
+            "the snapshot never returned"
+        )
+        #expect(try snapshot.get() == 10)
+        let appended = try #require(
+            await blockingOutcome(within: .seconds(90)) {
+                for sequence in 11...20 { store.dispatch(.add(sequence % 997)) }
+                return journal.durableThrough
+            },
+            "the appends after the failover never returned"
+        )
+        #expect(try appended.get() == 20)
+        try await waitUntil("the lease keeper to hold the lock on the promoted standby", timeout: .seconds(60)) {
+            try await WriterConnectionLossTests.lockHolders(of: storeID, at: TestDatabase.standby).count == 1
+        }
+        #expect(storage.stopReason == nil)
+        journal.close()
+        let records = try await TestDatabase.records(of: storeID, at: TestDatabase.standby)
+        #expect(records.map(\.sequence) == Array(1...20))
+    }
+
     /// The standby stops (`-m fast`), so the writer's `COMMIT` waits for it; the primary crashes and restarts: the
     /// batch is committed there (a primary writes its commit to its own disk before it waits for the standby) and
     /// the writer, reconnected, finds it. The primary crashes again and the standby, which never received the batch,

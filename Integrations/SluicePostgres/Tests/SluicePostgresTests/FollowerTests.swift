@@ -134,6 +134,47 @@ struct FollowerTests {
         #expect(follower.state == store.state)
     }
 
+    /// `catchUp()` beside a running `run()`, many at once: each reads from the last applied sequence, and each record
+    /// is applied once, in order.
+    @Test func catchUpBesideRunAppliesEachRecordOnce() async throws {
+        let storeID = TestDatabase.uniqueStoreID("follower-catch-up")
+        let journal = try Journal(storage: PostgresJournalStorage(configuration: TestDatabase.configuration(storeID)))
+        let store = try ledgerStore(recoveringFrom: journal, durability: .groupCommit(interval: .zero))
+        let follower = try await PostgresFollower<Ledger, LedgerAction>(
+            configuration: TestDatabase.configuration(storeID),
+            pollInterval: .milliseconds(1),
+            initialState: Ledger(),
+            reducer: ledgerReducer
+        )
+        let applied = Locked<[UInt64]>([])
+        follower.onApply { sequence in applied.withValue { $0.append(sequence) } }
+        let rounds = 10
+        let perRound = 100
+        let readers = 8
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await journal.run() }
+            group.addTask { try await follower.run() }
+            for round in 0..<rounds {
+                for value in 0..<perRound { store.dispatch(.add(round * 1_000 + value)) }
+                let last = journal.lastSequence
+                try await journal.durable(through: last)
+                try await withThrowingTaskGroup(of: Void.self) { catchUps in
+                    for _ in 0..<readers {
+                        catchUps.addTask { try await follower.catchUp() }
+                    }
+                    try await catchUps.waitForAll()
+                }
+                #expect(follower.appliedSequence == last, "round \(round)")
+            }
+            group.cancelAll()
+        }
+        journal.close()
+        let total = UInt64(rounds * perRound)
+        #expect(applied.current == Array(1...total), "a record applied twice, or out of order")
+        #expect(follower.state == store.state)
+        #expect(follower.state.count == Int(total))
+    }
+
     /// Reading on a connection that has closed fails at once, so that the follower connects again: PostgresNIO
     /// never answers a statement written to a closed connection, not even when its task is cancelled.
     @Test func readingOnAClosedConnectionFails() async throws {

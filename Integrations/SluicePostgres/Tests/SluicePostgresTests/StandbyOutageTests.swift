@@ -22,9 +22,15 @@ struct StandbyOutageTests {
     @Test(arguments: ["pg_cancel_backend", "pg_terminate_backend"])
     func commitWhoseWaitForStandbyEndedIsNotAcknowledged(ending: String) async throws {
         let storeID = TestDatabase.uniqueStoreID(ending == "pg_cancel_backend" ? "cancelled" : "terminated")
-        let storage = try PostgresJournalStorage(
-            configuration: TestDatabase.configuration(storeID, reconnectTimeout: .seconds(60))
+        // A short lease, renewed every 50 ms: a renewal is made while the writer's commit waits for the standby, and
+        // it must not hold the head row's lock while it waits for the standby too (the writer's next transaction
+        // would wait for that lock, never reaching its `COMMIT`).
+        let configuration = TestDatabase.configuration(
+            storeID,
+            lease: .milliseconds(150),
+            reconnectTimeout: .seconds(60)
         )
+        let storage = try PostgresJournalStorage(configuration: configuration)
         let journal = try Journal(storage: storage)
         let store = try ledgerStore(recoveringFrom: journal, durability: .groupCommit(interval: .zero))
         let acknowledged = Locked(false)

@@ -38,6 +38,7 @@ enum TestDatabase {
         lease: Duration = .seconds(2),
         acquireWait: Duration = .zero,
         reconnectTimeout: Duration = .seconds(20),
+        statementTimeout: Duration = .seconds(10),
         maxBatchCount: Int = 2_000
     ) -> PostgresJournalConfiguration {
         PostgresJournalConfiguration(
@@ -47,6 +48,7 @@ enum TestDatabase {
             lease: lease,
             acquireWait: acquireWait,
             reconnectTimeout: reconnectTimeout,
+            statementTimeout: statementTimeout,
             maxBatchCount: maxBatchCount
         )
     }
@@ -233,6 +235,25 @@ func outcome<Value: Sendable>(
         try? await Task.sleep(for: .milliseconds(1))
     }
     task.cancel()
+    return result.current
+}
+
+/// The outcome of `operation`, a call that blocks its thread, or `nil` when it has not ended within `timeout`. It
+/// runs on a thread of its own that is left behind rather than waited for, so that a call that never returns fails
+/// the test instead of holding it (or one of the threads that run the tasks).
+func blockingOutcome<Value: Sendable>(
+    within timeout: Duration,
+    of operation: @escaping @Sendable () throws -> Value
+) async -> Result<Value, any Error>? {
+    let result = Locked<Result<Value, any Error>?>(nil)
+    Thread {
+        let outcome = Result { try operation() }
+        result.withValue { $0 = outcome }
+    }.start()
+    let deadline = ContinuousClock.now + timeout
+    while result.current == nil && ContinuousClock.now < deadline {
+        try? await Task.sleep(for: .milliseconds(1))
+    }
     return result.current
 }
 
