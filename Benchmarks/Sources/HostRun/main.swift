@@ -98,7 +98,8 @@ func churn(ids: Int, activeLimit: Int, threads: Int) async {
         "activations \(statistics.activations), passivations for the limit \(statistics.limitPassivations), "
             + "most alive at a sample \(mostAlive.withLock { $0 }), alive now \(statistics.liveStores)"
     )
-    print("resident now \(String(format: "%.1f", residentMiB())) MiB, peak \(String(format: "%.1f", peakResidentMiB())) MiB")
+    let resident = String(format: "%.1f", residentMiB())
+    print("resident now \(resident) MiB, peak \(String(format: "%.1f", peakResidentMiB())) MiB")
     await host.shutdown()
     print("after shutdown: alive \(host.statistics.liveStores), resident \(String(format: "%.1f", residentMiB())) MiB")
 }
