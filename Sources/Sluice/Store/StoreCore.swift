@@ -746,10 +746,6 @@ package final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sen
         reduce(&statePointer.pointee, action)
     }
 
-    /// Reduces `action` and takes what the subscribers and Observation are to be told of it: `nil` when nobody is
-    /// to be told. Called with `lock` held, by the pipeline's owner; the caller unlocks, then hands the notice to
-    /// ``deliver(_:)``.
-
     /// Reduces `action` and takes what the subscribers and Observation are to be told of it: `nil` when nobody is.
     /// Called with `lock` held, by the pipeline's owner or by a thread reducing within its admission's critical
     /// section; the caller unlocks, then hands the notice to ``deliver(_:)``.
