@@ -126,7 +126,9 @@ final class BinaryEncoder {
         return error
     }
 
-    /// The coding path of a container or a value at `depth`.
+    /// The coding path of a container or a value at `depth`: only the first `depth` keys of ``path`` are read, so a
+    /// path left longer by a deeper value needs no trimming until a key is written at `depth`
+    /// (``enterPath(depth:key:)``).
     fileprivate func codingPath(depth: Int) -> [any CodingKey] {
         Array(path.prefix(depth))
     }
@@ -140,15 +142,6 @@ final class BinaryEncoder {
         }
         path.append(key)
         return path.count
-    }
-
-    /// Makes ``path`` the path at `depth`, for a value or a nested container written by the unkeyed container at
-    /// `depth`.
-    @inline(__always)
-    fileprivate func enterPath(depth: Int) {
-        if path.count > depth {
-            path.removeLast(path.count - depth)
-        }
     }
 
     /// Ends the containers deeper than `level`.
@@ -266,7 +259,7 @@ private struct BinaryValueEncoder: Encoder {
         storedLevel = UInt32(truncatingIfNeeded: level)
     }
 
-    /// Whether nothing was written for this value yet; marks the encoding unsupported otherwise.
+    /// Marks the encoding unsupported if something was written for this value already.
     func claim() {
         if encoder.bytes.count != start || encoder.open.count != level {
             encoder.unsupported = true
@@ -494,7 +487,6 @@ private struct BinaryUnkeyedEncoder: UnkeyedEncodingContainer {
     }
     mutating func encode<T: Encodable>(_ value: T) throws {
         element()
-        encoder.enterPath(depth: depth)
         try encoder.encodeValue(value, depth: depth)
     }
 
@@ -502,7 +494,6 @@ private struct BinaryUnkeyedEncoder: UnkeyedEncodingContainer {
         keyedBy keyType: NestedKey.Type
     ) -> KeyedEncodingContainer<NestedKey> {
         element()
-        encoder.enterPath(depth: depth)
         let nested = encoder.openContainer(unkeyed: false, codingPath)
         return KeyedEncodingContainer(
             BinaryKeyedEncoder<NestedKey>(encoder: encoder, id: nested, level: level + 1, depth: depth)
@@ -511,14 +502,12 @@ private struct BinaryUnkeyedEncoder: UnkeyedEncodingContainer {
 
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
         element()
-        encoder.enterPath(depth: depth)
         let nested = encoder.openContainer(unkeyed: true, codingPath)
         return BinaryUnkeyedEncoder(encoder: encoder, id: nested, level: level + 1, depth: depth)
     }
 
     mutating func superEncoder() -> any Encoder {
         encoder.unsupported = true
-        encoder.enterPath(depth: depth)
         return BinaryValueEncoder(
             encoder: encoder,
             depth: depth,
@@ -595,7 +584,6 @@ private struct BinarySingleValueEncoder: SingleValueEncodingContainer {
     }
     mutating func encode<T: Encodable>(_ value: T) throws {
         self.value.claim()
-        encoder.enterPath(depth: self.value.depth)
         try encoder.encodeValue(value, depth: self.value.depth)
     }
 }

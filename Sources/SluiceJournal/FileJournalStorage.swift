@@ -293,21 +293,7 @@ public final class FileJournalStorage: JournalStorage, Sendable {
         Self.appendInteger(UInt64(snapshot.payload.count), to: &bytes)
         bytes += snapshot.payload
         Self.appendInteger(CRC32C.checksum(bytes), to: &bytes)
-        let name = Self.snapshotName(snapshot.sequence)
-        let temporary = directory + "/" + name + ".tmp"
-        do throws(JournalError) {
-            try writeDurably(bytes, to: temporary)
-        } catch {
-            unlink(temporary)
-            throw error
-        }
-        let path = directory + "/" + name
-        guard rename(temporary, path) == 0 else {
-            let error = errno
-            unlink(temporary)
-            throw .io(operation: "rename", path: path, errno: error)
-        }
-        try syncDirectory()
+        try replaceDurably(at: directory + "/" + Self.snapshotName(snapshot.sequence), with: bytes)
         // The next record starts a new segment, so that compaction can drop the segments this snapshot covers.
         files.withLock { files in
             if files.segmentHasRecords { closeSegment(&files) }
@@ -362,20 +348,26 @@ public final class FileJournalStorage: JournalStorage, Sendable {
             var versions = try writerVersions().filter { $0.firstSequence < version.firstSequence }
             versions.append(version)
             let text = versions.map { "\($0.firstSequence) \($0.reducerVersion)\n" }.joined()
-            let temporary = versionsPath + ".tmp"
-            do throws(JournalError) {
-                try writeDurably(Array(text.utf8), to: temporary)
-            } catch {
-                unlink(temporary)
-                throw error
-            }
-            guard rename(temporary, versionsPath) == 0 else {
-                let error = errno
-                unlink(temporary)
-                throw .io(operation: "rename", path: versionsPath, errno: error)
-            }
-            try syncDirectory()
+            try replaceDurably(at: versionsPath, with: Array(text.utf8))
         }
+    }
+
+    /// Writes `bytes` to `path` whole or not at all: into `path.tmp`, synced, renamed over `path`, the directory
+    /// synced; the temporary file is removed if a step fails.
+    private func replaceDurably(at path: String, with bytes: [UInt8]) throws(JournalError) {
+        let temporary = path + ".tmp"
+        do throws(JournalError) {
+            try writeDurably(bytes, to: temporary)
+        } catch {
+            unlink(temporary)
+            throw error
+        }
+        guard rename(temporary, path) == 0 else {
+            let error = errno
+            unlink(temporary)
+            throw .io(operation: "rename", path: path, errno: error)
+        }
+        try syncDirectory()
     }
 
     // MARK: - Files

@@ -51,15 +51,26 @@ struct JournalCoder {
         concurrently: Bool = false
     ) throws(JournalError) -> Value {
         do {
-            if bytes.first == BinaryEncoder.version {
-                return try BinaryDecoder.decode(type, from: bytes, concurrently: concurrently)
-            }
-            scratch.removeAll(keepingCapacity: true)
-            scratch.append(contentsOf: bytes)
-            return try decoder.decode(type, from: scratch)
+            return try decodeReportingCause(type, from: bytes, scratch: &scratch, concurrently: concurrently)
         } catch {
             throw .undecodable(sequence: sequence, description: "\(error)")
         }
+    }
+
+    /// ``decode(_:from:scratch:sequence:concurrently:)`` throwing the decoder's own error, for a caller that
+    /// reports where and why the payload did not decode (recovery's ``JournalDecodingFailure``).
+    func decodeReportingCause<Value: Decodable>(
+        _ type: Value.Type,
+        from bytes: UnsafeRawBufferPointer,
+        scratch: inout Data,
+        concurrently: Bool
+    ) throws -> Value {
+        if bytes.first == BinaryEncoder.version {
+            return try BinaryDecoder.decode(type, from: bytes, concurrently: concurrently)
+        }
+        scratch.removeAll(keepingCapacity: true)
+        scratch.append(contentsOf: bytes)
+        return try decoder.decode(type, from: scratch)
     }
 }
 

@@ -177,4 +177,19 @@ public struct JournalMigrations<State, Action>: Sendable {
         return check(stateSteps, final: State.self, kind: "state")
             ?? check(actionSteps, final: Action.self, kind: "action")
     }
+
+    /// Throws ``JournalError/notRecoverable(_:)`` naming the first mismatch of ``chainMismatch(current:)``, before
+    /// anything is read.
+    func checkChain(current: Int) throws(JournalError) {
+        guard let mismatch = chainMismatch(current: current) else { return }
+        throw .notRecoverable(
+            JournalRecoveryFailure(
+                cause: .migrationsDoNotChain(mismatch),
+                reducerVersion: current,
+                skipped: [],
+                remedy: "declare each step with the type the previous step produces, the last one producing "
+                    + "this build's type"
+            )
+        )
+    }
 }

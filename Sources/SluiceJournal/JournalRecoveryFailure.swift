@@ -91,14 +91,8 @@ public struct JournalDecodingFailure: Sendable, Equatable, CustomStringConvertib
             keys.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
         }
         switch error {
-        case DecodingError.typeMismatch(let expected, let context):
-            self.init(
-                type: name,
-                codingPath: path(context.codingPath),
-                expected: String(reflecting: expected),
-                message: context.debugDescription
-            )
-        case DecodingError.valueNotFound(let expected, let context):
+        case DecodingError.typeMismatch(let expected, let context),
+            DecodingError.valueNotFound(let expected, let context):
             self.init(
                 type: name,
                 codingPath: path(context.codingPath),
@@ -157,7 +151,6 @@ struct EvolutionDecoder {
     var concurrently = false
     /// The cause of the last failure of ``decode(_:from:)``.
     var lastFailure: JournalDecodingFailure?
-    private let json = JSONDecoder()
 
     /// Decodes `bytes` as `type`; on failure keeps its cause in ``lastFailure`` and throws
     /// ``JournalError/undecodable(sequence:description:)``.
@@ -166,12 +159,7 @@ struct EvolutionDecoder {
         from bytes: UnsafeRawBufferPointer
     ) throws(JournalError) -> Value {
         do {
-            if bytes.first == BinaryEncoder.version {
-                return try BinaryDecoder.decode(type, from: bytes, concurrently: concurrently)
-            }
-            scratch.removeAll(keepingCapacity: true)
-            scratch.append(contentsOf: bytes)
-            return try json.decode(type, from: scratch)
+            return try coder.decodeReportingCause(type, from: bytes, scratch: &scratch, concurrently: concurrently)
         } catch {
             let failure = JournalDecodingFailure(error, decoding: type)
             lastFailure = failure

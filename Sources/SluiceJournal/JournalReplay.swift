@@ -464,7 +464,7 @@ public final class JournalReplay<State: Codable, Action: Codable> {
     }
 }
 
-/// A snapshot made by another reducer version than the replay's.
+/// A snapshot's sequence number and the reducer version that made it.
 public struct JournalSnapshotVersion: Sendable, Equatable {
     /// The sequence number the snapshot covers.
     public var sequence: UInt64

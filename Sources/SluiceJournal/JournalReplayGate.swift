@@ -89,17 +89,7 @@ public struct JournalReplayGate<State: Codable, Action: Codable> {
     }
 
     private func run(_ storage: any JournalStorage, _ report: inout JournalGateReport) throws(JournalError) {
-        if let mismatch = migrations.chainMismatch(current: reducerVersion) {
-            throw .notRecoverable(
-                JournalRecoveryFailure(
-                    cause: .migrationsDoNotChain(mismatch),
-                    reducerVersion: reducerVersion,
-                    skipped: [],
-                    remedy: "declare each step with the type the previous step produces, the last one producing "
-                        + "this build's type"
-                )
-            )
-        }
+        try migrations.checkChain(current: reducerVersion)
         var reader = EvolutionReader(migrations: migrations, current: reducerVersion)
         var loaded: [(sequence: UInt64, state: State)] = []
         var versions: [JournalSnapshotVersion] = []

@@ -34,7 +34,7 @@ extension JournalStorage {
 /// of the nearest snapshot before the record (the oldest snapshot's for records before every snapshot), else 0.
 struct WriterVersionMap {
     /// Version changes, ascending by first sequence.
-    private(set) var ranges: [JournalWriterVersion]
+    let ranges: [JournalWriterVersion]
 
     init(kept: [JournalWriterVersion], snapshots: [JournalSnapshotVersion]) {
         let firstKept = kept.map(\.firstSequence).min() ?? .max
@@ -45,10 +45,11 @@ struct WriterVersionMap {
         if let oldest = inferred.first, oldest.firstSequence > 1 {
             inferred.insert(JournalWriterVersion(firstSequence: 1, reducerVersion: oldest.reducerVersion), at: 0)
         }
-        ranges = (inferred + kept.sorted { $0.firstSequence < $1.firstSequence }).filter { $0.firstSequence > 0 }
+        var ranges = (inferred + kept.sorted { $0.firstSequence < $1.firstSequence }).filter { $0.firstSequence > 0 }
         if ranges.first?.firstSequence != 1 {
             ranges.insert(JournalWriterVersion(firstSequence: 1, reducerVersion: 0), at: 0)
         }
+        self.ranges = ranges
     }
 
     /// The version that wrote the record `sequence`.

@@ -194,17 +194,7 @@ extension Store where State: Codable, Action: Codable {
     ) throws(JournalError) -> RecoveryOutcome {
         let storage = journal.storage
         let expectedLast = journal.lastSequence
-        if let mismatch = migrations.chainMismatch(current: reducerVersion) {
-            throw .notRecoverable(
-                JournalRecoveryFailure(
-                    cause: .migrationsDoNotChain(mismatch),
-                    reducerVersion: reducerVersion,
-                    skipped: [],
-                    remedy: "declare each step with the type the previous step produces, the last one producing "
-                        + "this build's type"
-                )
-            )
-        }
+        try migrations.checkChain(current: reducerVersion)
         var reader = EvolutionReader(migrations: migrations, current: reducerVersion)
         var state = initialState
         var covered: UInt64 = 0
@@ -267,7 +257,7 @@ extension Store where State: Codable, Action: Codable {
                         do throws(JournalError) {
                             action = try coder.decode(Action.self, from: payload, scratch: &scratch, sequence: sequence)
                         } catch {
-                            _ = error
+                            // Decoded again, to report the cause (`decodeCurrent` throws it with the path and type).
                             action = try reader.decodeCurrent(
                                 sequence,
                                 payload,
