@@ -368,17 +368,8 @@ public final class StoreHost<ID: Hashable & Sendable, State: Codable & Sendable,
     /// - Throws: As ``send(_:to:)``; ``StoreHostError/notDurable(_:)`` when the journal did not make the action
     ///   durable.
     public func sendDurably(_ action: Action, to id: ID) async throws(StoreHostError) {
-        while true {
-            let hosted = try await hostedStore(for: id)
-            do throws(JournalError) {
-                return try await hosted.store.send(action, durableIn: hosted.journal)
-            } catch .refused {
-                continue  // passivation began: the action was not taken; wait for it and activate again
-            } catch .cancelled {
-                throw .cancelled
-            } catch {
-                throw .notDurable(error)
-            }
+        try await durablyInActiveStore(id) { hosted throws(JournalError) in
+            try await hosted.store.send(action, durableIn: hosted.journal)
         }
     }
 
@@ -396,10 +387,21 @@ public final class StoreHost<ID: Hashable & Sendable, State: Codable & Sendable,
         to id: ID,
         reading body: @escaping @Sendable (borrowing State) -> T
     ) async throws(StoreHostError) -> T {
+        try await durablyInActiveStore(id) { hosted throws(JournalError) in
+            try await hosted.store.send(action, durableIn: hosted.journal, reading: body)
+        }
+    }
+
+    /// Runs `send`, a durable send, in the active store of `id`: again in the store activated anew when the store
+    /// refused the action because its passivation began (the action was not taken).
+    private func durablyInActiveStore<T>(
+        _ id: ID,
+        _ send: (HostedStore<State, Action>) async throws(JournalError) -> T
+    ) async throws(StoreHostError) -> T {
         while true {
             let hosted = try await hostedStore(for: id)
             do throws(JournalError) {
-                return try await hosted.store.send(action, durableIn: hosted.journal, reading: body)
+                return try await send(hosted)
             } catch .refused {
                 continue
             } catch .cancelled {
