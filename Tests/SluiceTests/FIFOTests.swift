@@ -44,7 +44,7 @@ import Testing
         for _ in 0..<100 {
             _ = fifo.removeFirst()
         }
-        #expect(fifo.head == 0)
+        #expect(fifo.indices.head == 0)
         for value in 0..<100 {
             fifo.append(value)
         }

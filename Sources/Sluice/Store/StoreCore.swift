@@ -967,52 +967,6 @@ package final class StoreCore<State: Sendable, Action: Sendable>: @unchecked Sen
     }
 }
 
-/// Which slots of a queue's storage hold its actions, oldest first: `head..<tail`. Both go back to 0 whenever the
-/// queue empties, so that the queue reuses its storage from the start and `isEmpty` is one test.
-@usableFromInline
-struct QueueIndices {
-    @usableFromInline
-    var head = 0
-    @usableFromInline
-    var tail = 0
-
-    @inlinable
-    init() {}
-
-    @inlinable
-    var isEmpty: Bool { tail == 0 }
-
-    @inlinable
-    var count: Int { tail - head }
-
-    @inlinable
-    var occupied: Range<Int> { head..<tail }
-
-    /// The slot for a new action, after the others.
-    @inlinable
-    mutating func appendSlot() -> Int {
-        tail += 1
-        return tail - 1
-    }
-
-    /// The slot of the oldest action, which the caller takes out; the queue must not be empty.
-    @inlinable
-    mutating func takeHeadSlot() -> Int {
-        let slot = head
-        head += 1
-        if head == tail {
-            reset()
-        }
-        return slot
-    }
-
-    @inlinable
-    mutating func reset() {
-        head = 0
-        tail = 0
-    }
-}
-
 /// The FIFO of ``StoreCore/ownerQueue``: a buffer that only the pipeline's owner touches, so no copy-on-write check
 /// and no optional per slot. Allocated at the first action queued, kept between dispatches.
 @usableFromInline

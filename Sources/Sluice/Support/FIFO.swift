@@ -12,11 +12,78 @@
 struct FIFO<Element> {
     @usableFromInline
     var slots: [Element?] = []
-    /// The slot of the oldest element; the slots before it are cleared.
+    /// Which slots hold the elements; the slots before them are cleared.
+    @usableFromInline
+    var indices = QueueIndices()
+
+    @inlinable
+    init() {}
+
+    @inlinable
+    var isEmpty: Bool { indices.isEmpty }
+
+    @inlinable
+    var count: Int { indices.count }
+
+    /// The elements, oldest first.
+    @inlinable
+    var elements: [Element] {
+        slots[indices.occupied].map { $0.unsafelyUnwrapped }
+    }
+
+    /// Appends `element` behind every element appended before it.
+    @inlinable
+    mutating func append(_ element: consuming Element) {
+        let slot = indices.appendSlot()
+        if slot < slots.count {
+            slots[slot] = element
+        } else {
+            slots.append(element)
+        }
+    }
+
+    /// Removes and returns the oldest element; the queue must not be empty.
+    @inlinable
+    mutating func removeFirst() -> Element {
+        let element = slots[indices.takeHeadSlot()].take().unsafelyUnwrapped
+        if _slowPath(indices.head > 64 && indices.head * 2 > indices.tail) {
+            moveToFront()
+        }
+        return element
+    }
+
+    /// Moves the elements to the first slots, the cleared ones behind them; out of line, as it is rare.
+    @usableFromInline @inline(never)
+    mutating func moveToFront() {
+        for offset in 0..<count {
+            slots.swapAt(offset, indices.head + offset)
+        }
+        indices.tail = count
+        indices.head = 0
+    }
+
+    /// Removes every element and returns them, oldest first, so that the caller can release them where it chooses
+    /// (outside a lock); keeps the storage.
+    @inlinable
+    mutating func removeAll() -> [Element] {
+        if isEmpty {
+            return []
+        }
+        let removed = elements
+        for slot in indices.occupied {
+            slots[slot] = nil
+        }
+        indices.reset()
+        return removed
+    }
+}
+
+/// Which slots of a queue's storage hold its actions, oldest first: `head..<tail`. Both go back to 0 whenever the
+/// queue empties, so that the queue reuses its storage from the start and `isEmpty` is one test.
+@usableFromInline
+struct QueueIndices {
     @usableFromInline
     var head = 0
-    /// The slot after the newest element. Both go back to 0 whenever the queue empties, so that `isEmpty` is one
-    /// test and the queue reuses its slots from the start.
     @usableFromInline
     var tail = 0
 
@@ -29,60 +96,30 @@ struct FIFO<Element> {
     @inlinable
     var count: Int { tail - head }
 
-    /// The elements, oldest first.
     @inlinable
-    var elements: [Element] {
-        slots[head..<tail].map { $0.unsafelyUnwrapped }
-    }
+    var occupied: Range<Int> { head..<tail }
 
-    /// Appends `element` behind every element appended before it.
+    /// The slot for a new action, after the others.
     @inlinable
-    mutating func append(_ element: consuming Element) {
-        if tail < slots.count {
-            slots[tail] = element
-        } else {
-            slots.append(element)
-        }
+    mutating func appendSlot() -> Int {
         tail += 1
+        return tail - 1
     }
 
-    /// Removes and returns the oldest element; the queue must not be empty.
+    /// The slot of the oldest action, which the caller takes out; the queue must not be empty.
     @inlinable
-    mutating func removeFirst() -> Element {
-        let element = slots[head].take().unsafelyUnwrapped
+    mutating func takeHeadSlot() -> Int {
+        let slot = head
         head += 1
         if head == tail {
-            head = 0
-            tail = 0
-        } else if _slowPath(head > 64 && head * 2 > tail) {
-            moveToFront()
+            reset()
         }
-        return element
+        return slot
     }
 
-    /// Moves the elements to the first slots, the cleared ones behind them; out of line, as it is rare.
-    @usableFromInline @inline(never)
-    mutating func moveToFront() {
-        for offset in 0..<count {
-            slots.swapAt(offset, head + offset)
-        }
-        tail = count
-        head = 0
-    }
-
-    /// Removes every element and returns them, oldest first, so that the caller can release them where it chooses
-    /// (outside a lock); keeps the storage.
     @inlinable
-    mutating func removeAll() -> [Element] {
-        if isEmpty {
-            return []
-        }
-        let removed = elements
-        for slot in head..<tail {
-            slots[slot] = nil
-        }
+    mutating func reset() {
         head = 0
         tail = 0
-        return removed
     }
 }
