@@ -235,6 +235,42 @@ import Testing
         #expect(report.flushedRuns == 0)
     }
 
+    /// The same on a real queue: the delay's timer fires on a `DispatchQueueScheduler`, whose thread performs run 1
+    /// and blocks in it, runs 2 and 3 owed or queued behind it.
+    @Test(arguments: [false, true])
+    func runsBehindABlockedRunOnARealQueueAreDroppedAtTheTimeoutAndCounted(perKey: Bool) async {
+        let scheduler = DispatchQueueScheduler(queue: DispatchQueue(label: "blocked-delay"))
+        let firstRunEntered = AsyncGate()
+        let released = Locked(false)
+        let ran = Locked<[Int]>([])
+        let effect = SideEffect<TestState, TestAction> { action, _ in
+            guard case .add(let value) = action else { return }
+            if value == 1 {
+                firstRunEntered.open()
+                _ = released.waitBlocking { $0 }
+            }
+            ran.append(value)
+        }
+        let store = store([
+            Middleware(
+                perKey
+                    ? Middlewares.delay(.milliseconds(1), on: scheduler, by: { _ in 0 }, effect)
+                    : Middlewares.delay(.milliseconds(1), on: scheduler, effect)
+            )
+        ])
+        for value in 1...3 {
+            store.dispatch(.add(value))
+        }
+        await firstRunEntered.wait()
+        let report = await store.shutdown(timeout: .milliseconds(50))
+        released.withValue { $0 = true }
+        #expect(report.droppedRuns == 2)
+        // The queue's thread finds nothing more to perform once its run returns.
+        #expect(await ran.wait { $0 == [1] })
+        scheduler.queue.sync {}
+        #expect(ran.current == [1])
+    }
+
     /// A shutdown that does not time out drops nothing.
     @Test func aShutdownInTimeDropsNoRun() async {
         let harness = EffectHarness { Middlewares.delay(.seconds(1), on: $0, $1) }

@@ -134,15 +134,16 @@ import Testing
             failures.append("the load never started")
         }
         // Three shutdown calls at once; each notes what had run when it returned.
-        let seenAtReturn = await withTaskGroup(of: Log.self) { group in
+        let returned = await withTaskGroup(of: (Log, ShutdownReport).self) { group in
             for _ in 0..<3 {
                 group.addTask {
-                    _ = await store.shutdown(timeout: timeout)
-                    return log.current
+                    let report = await store.shutdown(timeout: timeout)
+                    return (log.current, report)
                 }
             }
             return await group.reduce(into: []) { $0.append($1) }
         }
+        let seenAtReturn = returned.map(\.0)
         await threadsDone.wait()
         await senders.value
         let final = log.current
@@ -181,8 +182,9 @@ import Testing
             final.effectsFinished == final.effectsStarted,
             "effects \(final.effectsFinished) of \(final.effectsStarted)"
         )
-        // Each shutdown call returned only once all of that had run.
+        // Each shutdown call returned only once all of that had run, and none reports a run it dropped.
         check(seenAtReturn.count == 3, "\(seenAtReturn.count) shutdown calls returned")
+        check(returned.allSatisfy { $0.1.droppedRuns == 0 }, "dropped runs \(returned.map(\.1.droppedRuns))")
         for (index, seen) in seenAtReturn.enumerated() {
             check(seen.delayStarted == final.delayStarted, "call \(index) returned before the delay runs")
             check(seen.delayFinished.count == final.delayFinished.count, "call \(index) returned before delay tasks")
