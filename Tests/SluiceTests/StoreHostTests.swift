@@ -184,6 +184,55 @@ import Testing
         }
     }
 
+    /// Idle passivation on a real queue: a 2 ms idle time swept on a `DispatchQueueScheduler` races the requests of
+    /// threads and tasks, then passivates the stores left idle; the requests after that activate them again, and
+    /// every action reaches its store exactly once.
+    @Test func idlePassivationOnARealQueueRacesRequestsAndLosesNone() async throws {
+        try await withTemporaryDirectory { (directory: String) async throws in
+            let host = Self.makeHost(
+                directory,
+                idleTimeout: .milliseconds(2),
+                scheduler: DispatchQueueScheduler(queue: DispatchQueue(label: "host-sweep"))
+            )
+            let ids = 12
+            let threads = 4
+            let perThread = 100
+            func load() async {
+                async let fromThreads: Void = runOnThreads(threads) { thread in
+                    for step in 0..<perThread {
+                        try! host.dispatch(.add(1), to: "id\((step * 7 + thread) % ids)")
+                    }
+                }
+                await withTaskGroup(of: Void.self) { group in
+                    for task in 0..<threads {
+                        group.addTask {
+                            for step in 0..<perThread {
+                                try! await host.send(.add(1000), to: "id\((step * 5 + task) % ids)")
+                                if step % 10 == 0 { await Task.yield() }
+                            }
+                        }
+                    }
+                }
+                await fromThreads
+            }
+            await load()
+            // Real time passes: the sweep passivates the stores that the load left idle.
+            #expect(await waitUntil { host.statistics.liveStores == 0 })
+            let passivatedWhileIdle = host.statistics.idlePassivations
+            #expect(passivatedWhileIdle >= ids)
+            await load()
+            #expect(host.statistics.activations > ids)
+            await host.shutdown()
+            var tally = Tally()
+            for id in 0..<ids {
+                let recovered = try Self.recovered(directory, "id\(id)")
+                tally.total += recovered.total
+                tally.count += recovered.count
+            }
+            #expect(tally == Tally(total: 2 * threads * perThread * 1001, count: 4 * threads * perThread))
+        }
+    }
+
     @Test func theActiveLimitIsRespected() async throws {
         try await withTemporaryDirectory { (directory: String) async throws in
             let ownership = CountingOwnership()
